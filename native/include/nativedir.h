@@ -1,0 +1,260 @@
+/*
+ * nativedir.h - the whole public ABI of nativedir.
+ *
+ * nativedir is the file I/O a search engine's Directory layer needs, behind a
+ * flat C ABI that managed runtimes can bind without hand-written declarations.
+ *
+ * ABI rules this header keeps (so that SWIG, cffi and P/Invoke can bind it):
+ *   - no inline functions, no macros that must be called, no structs passed by
+ *     value; only fixed-width integers, `const char *` (UTF-8) and `void *`;
+ *   - every function returns a status (0 or a negative ND_E_* code) or a
+ *     non-negative result with a negative ND_E_* code on failure;
+ *   - after a failure, nd_last_error_message() and nd_last_os_error() describe
+ *     it on the calling thread until that thread's next failure.
+ *
+ * Handles: every object (directory, input, output, lock) is an nd_handle, an
+ * integer that carries the object's kind and a generation. 0 is never valid. A
+ * closed, stale, forged or wrong-kind handle gets ND_E_BAD_HANDLE, never a
+ * crash. Closing a handle while another thread uses it is memory-safe: the
+ * object lives until the last call using it returns.
+ */
+#ifndef NATIVEDIR_H
+#define NATIVEDIR_H
+
+#include <stdint.h>
+
+#if defined(_WIN32)
+#  if defined(ND_BUILDING_SHARED)
+#    define ND_EXTERN __declspec(dllexport)
+#  elif defined(ND_STATIC)
+#    define ND_EXTERN /* static library */
+#  else
+#    define ND_EXTERN __declspec(dllimport)
+#  endif
+#elif defined(__GNUC__) || defined(__clang__)
+#  define ND_EXTERN __attribute__((visibility("default")))
+#else
+#  define ND_EXTERN
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Every handle: directory, input, output, lock. 0 is never valid. */
+typedef int64_t nd_handle;
+
+/** The ABI this header describes. Bumped only by an incompatible change. */
+#define ND_ABI_VERSION 1
+
+/** The ABI version the loaded library implements (compare to ND_ABI_VERSION). */
+ND_EXTERN int32_t nd_abi_version(void);
+
+/** The library's version, "MAJOR.MINOR.PATCH"; never NULL. */
+ND_EXTERN const char *nd_version(void);
+
+/* ------------------------------------------------------------------------ */
+/* Status codes: 0 or negative. The values are frozen forever.               */
+/* ------------------------------------------------------------------------ */
+enum {
+    ND_OK = 0,
+    ND_E_INVALID_ARGUMENT = -1, /* NULL pointer, negative length, unknown flag   */
+    ND_E_BAD_HANDLE = -2,       /* closed, stale, forged or wrong-kind handle    */
+    ND_E_NOT_FOUND = -3,        /* no such file or directory                     */
+    ND_E_EXISTS = -4,           /* the file exists (create without OVERWRITE)    */
+    ND_E_ACCESS = -5,           /* permission denied, symlink or not a file      */
+    ND_E_INVALID_NAME = -6,     /* not exactly one valid path component          */
+    ND_E_EOF = -7,              /* the range ends past the end of the input      */
+    ND_E_NO_SPACE = -8,         /* the device or quota is full                   */
+    ND_E_IO = -9,               /* any other I/O failure                         */
+    ND_E_NOT_SUPPORTED = -10,   /* e.g. ND_IO_REQUIRE_DIRECT where it is refused */
+    ND_E_LOCKED = -11,          /* the lock is held by another handle or process */
+    ND_E_NO_MEMORY = -12,       /* an allocation or a mapping failed             */
+    ND_E_TOO_MANY_OPEN = -13    /* the process or system is out of descriptors   */
+};
+
+/** The code's name, e.g. "ND_E_NOT_FOUND"; "ND_E_UNKNOWN" for others; never NULL. */
+ND_EXTERN const char *nd_status_name(int32_t status);
+
+/**
+ * This thread's last failure: the call, the file and the OS's reason, e.g.
+ * "nd_open_input: openat '_0.cfs' in '/idx': No such file or directory".
+ * "no error" when the thread has had none. Never NULL; valid until the
+ * thread's next failing call.
+ */
+ND_EXTERN const char *nd_last_error_message(void);
+
+/** errno (POSIX) or GetLastError() (Windows) of this thread's last failure, 0 if none. */
+ND_EXTERN int32_t nd_last_os_error(void);
+
+/* ------------------------------------------------------------------------ */
+/* Directories. A name is one path component: "", ".", "..", anything with  */
+/* '/' or '\\', over 255 bytes or invalid UTF-8 gets ND_E_INVALID_NAME (and   */
+/* on Windows also ':', reserved device names, trailing dots and spaces).    */
+/* Symbolic links inside the directory are never followed.                   */
+/* ------------------------------------------------------------------------ */
+
+/** nd_open_dir: create the directory (and its parents) when missing. */
+#define ND_DIR_CREATE 1u
+
+/**
+ * Opens the directory at `path` (any path, UTF-8). Every later call names
+ * files relative to this open directory, so renaming or replacing the
+ * directory's path afterwards does not redirect them.
+ */
+ND_EXTERN int32_t nd_open_dir(const char *path, uint32_t flags, nd_handle *out_dir);
+
+/**
+ * Lists the regular files of the directory, sorted by byte order, each name
+ * NUL-terminated, back to back in `buf`. Returns the bytes needed for all of
+ * them; writes nothing when `cap` is smaller (call again with a bigger
+ * buffer). Symbolic links, subdirectories and names the library would refuse
+ * are left out. `buf` may be NULL when `cap` is 0.
+ */
+ND_EXTERN int64_t nd_list(nd_handle dir, char *buf, int64_t cap);
+
+/** 1 if `name` is a regular file (a symlink is not), 0 if not, < 0 on error. */
+ND_EXTERN int32_t nd_file_exists(nd_handle dir, const char *name);
+
+/** The length in bytes of the regular file `name`. */
+ND_EXTERN int32_t nd_file_length(nd_handle dir, const char *name, int64_t *out_len);
+
+/** Deletes `name` (a symlink is removed itself, never its target). */
+ND_EXTERN int32_t nd_delete_file(nd_handle dir, const char *name);
+
+/** Renames `from` to `to` within the directory, atomically replacing `to`. */
+ND_EXTERN int32_t nd_rename(nd_handle dir, const char *from, const char *to);
+
+/**
+ * Makes the file's bytes durable before returning (F_FULLFSYNC on macOS,
+ * FlushFileBuffers on Windows). Prefer nd_output_sync through the writing
+ * handle: it also covers bytes still buffered in the output.
+ */
+ND_EXTERN int32_t nd_fsync(nd_handle dir, const char *name);
+
+/** Makes creates, renames and deletes in the directory durable. */
+ND_EXTERN int32_t nd_sync_dir(nd_handle dir);
+
+/**
+ * Takes an exclusive, non-blocking lock named `name` (the file is created if
+ * missing and left in place). Two handles exclude each other whether they are
+ * in one process or two. ND_E_LOCKED if held. nd_close releases it.
+ */
+ND_EXTERN int32_t nd_lock(nd_handle dir, const char *name, nd_handle *out_lock);
+
+/* ------------------------------------------------------------------------ */
+/* Flags for inputs and outputs.                                             */
+/* ------------------------------------------------------------------------ */
+#define ND_IO_RANDOM 1u          /* access advice: random                              */
+#define ND_IO_SEQUENTIAL 2u      /* access advice: sequential                          */
+#define ND_IO_MERGE 4u           /* read/written once, in bulk: direct I/O where the
+                                    file system allows it, otherwise buffered without
+                                    polluting the page cache                           */
+#define ND_IO_MMAP 8u            /* serve reads from a mapping                         */
+#define ND_IO_PRELOAD 16u        /* fault the mapping in / read ahead at open          */
+#define ND_IO_REQUIRE_DIRECT 32u /* ND_E_NOT_SUPPORTED instead of a silent fallback     */
+#define ND_IO_OVERWRITE 64u      /* nd_create_output replaces an existing file         */
+
+/** What an input or output actually does, as reported by nd_input_strategy/nd_output_strategy. */
+enum {
+    ND_STRATEGY_BUFFERED = 1,   /* page cache, library buffer                        */
+    ND_STRATEGY_MAPPED = 2,     /* memory mapping                                   */
+    ND_STRATEGY_DIRECT = 3,     /* O_DIRECT / FILE_FLAG_NO_BUFFERING / F_NOCACHE     */
+    ND_STRATEGY_DROP_BEHIND = 4 /* buffered, dropping from the page cache what it
+                                   brought in: ND_IO_MERGE where direct is refused   */
+};
+
+/* ------------------------------------------------------------------------ */
+/* Inputs. Positional calls (nd_read_bytes, nd_input_length) are thread-safe  */
+/* on one handle. Cursor calls (seek, position, buffered reads, window) are   */
+/* per handle: give each thread its own clone.                                */
+/* ------------------------------------------------------------------------ */
+
+/** Opens `name` for reading with ND_IO_* flags (OVERWRITE is refused). */
+ND_EXTERN int32_t nd_open_input(nd_handle dir, const char *name, uint32_t flags,
+                                nd_handle *out_input);
+
+/** The input's length (a slice's own length). */
+ND_EXTERN int32_t nd_input_length(nd_handle input, int64_t *out_len);
+
+/** Reads exactly `len` bytes at `offset` into `dst`; returns `len`, or ND_E_EOF (reading nothing) if offset + len > length. */
+ND_EXTERN int64_t nd_read_bytes(nd_handle input, int64_t offset, void *dst, int64_t len);
+
+/** Moves the cursor to `pos` (0..length). */
+ND_EXTERN int32_t nd_input_seek(nd_handle input, int64_t pos);
+
+/** The cursor's position, or < 0 on error. */
+ND_EXTERN int64_t nd_input_position(nd_handle input);
+
+/** The byte at the cursor (0..255) and advances it; ND_E_EOF at the end. */
+ND_EXTERN int32_t nd_read_byte_buffered(nd_handle input);
+
+/** Reads exactly `len` bytes at the cursor and advances it; ND_E_EOF (cursor unchanged) if fewer remain. */
+ND_EXTERN int64_t nd_read_buffered(nd_handle input, void *dst, int64_t len);
+
+/**
+ * Zero copy: sets *out_ptr to the bytes at `pos` and returns how many are
+ * readable there (>= 1), or ND_E_EOF when pos >= length. The pointer stays
+ * valid until the next cursor or window call on this handle or its close; for
+ * a mapped input, until the handle is closed. The cursor does not move.
+ * This is how bindings read bytes without one native call per byte.
+ */
+ND_EXTERN int64_t nd_input_window(nd_handle input, int64_t pos, const uint8_t **out_ptr);
+
+/** A new handle on the same file (and mapping) with its own cursor at 0. */
+ND_EXTERN int32_t nd_input_clone(nd_handle input, nd_handle *out_clone);
+
+/** A new handle on bytes [offset, offset + len) of the input; offsets are relative to it and nothing outside it is readable. */
+ND_EXTERN int32_t nd_input_slice(nd_handle input, int64_t offset, int64_t len,
+                                 nd_handle *out_slice);
+
+/** The ND_STRATEGY_* the input reads with, or < 0. */
+ND_EXTERN int32_t nd_input_strategy(nd_handle input);
+
+/* ------------------------------------------------------------------------ */
+/* Outputs: append-only, one writer per handle (calls are serialised).       */
+/* ------------------------------------------------------------------------ */
+
+/** Creates `name` (ND_E_EXISTS if present unless ND_IO_OVERWRITE). ND_IO_MERGE writes with direct I/O. */
+ND_EXTERN int32_t nd_create_output(nd_handle dir, const char *name, uint32_t flags,
+                                   nd_handle *out_output);
+
+/** Appends all `len` bytes; returns `len` or < 0 (then the output is failed for good). */
+ND_EXTERN int64_t nd_write_bytes(nd_handle output, const void *src, int64_t len);
+
+/** Appends one byte. */
+ND_EXTERN int32_t nd_write_byte(nd_handle output, uint8_t b);
+
+/** Bytes written so far (the file's length once closed). */
+ND_EXTERN int64_t nd_output_position(nd_handle output);
+
+/** zlib's CRC-32 of every byte written so far (0..0xFFFFFFFF), or < 0. */
+ND_EXTERN int64_t nd_output_crc32(nd_handle output);
+
+/**
+ * Flushes and fsyncs through this handle: every byte written so far is
+ * durable on return. After a failed sync every later sync of this output
+ * fails too: a retry never reports pages the kernel may have dropped as safe.
+ */
+ND_EXTERN int32_t nd_output_sync(nd_handle output);
+
+/** The ND_STRATEGY_* the output writes with, or < 0. */
+ND_EXTERN int32_t nd_output_strategy(nd_handle output);
+
+/* ------------------------------------------------------------------------ */
+/* Closing.                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Closes any handle. An output flushes (and for direct I/O truncates to its
+ * logical length) and reports a failure of that final flush; it does not
+ * fsync (call nd_output_sync first). A second close gets ND_E_BAD_HANDLE.
+ * Closing a directory leaves its inputs, outputs and locks working.
+ */
+ND_EXTERN int32_t nd_close(nd_handle handle);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NATIVEDIR_H */

@@ -1,0 +1,83 @@
+/*
+ * error.c - status names and the thread's last failure.
+ *
+ * Errors are return values; the message is a convenience kept per thread so
+ * that concurrent callers never see each other's failures (as libgit2 does).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define ND_MESSAGE_CAP 1024
+
+static _Thread_local char tl_message[ND_MESSAGE_CAP];
+static _Thread_local int tl_os_error;
+static _Thread_local int tl_has_error;
+
+const char *nd_status_name(int32_t status)
+{
+    switch (status) {
+    case ND_OK: return "ND_OK";
+    case ND_E_INVALID_ARGUMENT: return "ND_E_INVALID_ARGUMENT";
+    case ND_E_BAD_HANDLE: return "ND_E_BAD_HANDLE";
+    case ND_E_NOT_FOUND: return "ND_E_NOT_FOUND";
+    case ND_E_EXISTS: return "ND_E_EXISTS";
+    case ND_E_ACCESS: return "ND_E_ACCESS";
+    case ND_E_INVALID_NAME: return "ND_E_INVALID_NAME";
+    case ND_E_EOF: return "ND_E_EOF";
+    case ND_E_NO_SPACE: return "ND_E_NO_SPACE";
+    case ND_E_IO: return "ND_E_IO";
+    case ND_E_NOT_SUPPORTED: return "ND_E_NOT_SUPPORTED";
+    case ND_E_LOCKED: return "ND_E_LOCKED";
+    case ND_E_NO_MEMORY: return "ND_E_NO_MEMORY";
+    case ND_E_TOO_MANY_OPEN: return "ND_E_TOO_MANY_OPEN";
+    default: return "ND_E_UNKNOWN";
+    }
+}
+
+const char *nd_last_error_message(void)
+{
+    return tl_has_error ? tl_message : "no error";
+}
+
+int32_t nd_last_os_error(void)
+{
+    return tl_os_error;
+}
+
+static void record(int os_error, const char *fmt, va_list ap)
+{
+    int n = vsnprintf(tl_message, sizeof(tl_message), fmt, ap);
+    if (n < 0)
+        tl_message[0] = '\0';
+    if (os_error != 0) {
+        size_t used = strlen(tl_message);
+        if (used + 3 < sizeof(tl_message)) {
+            memcpy(tl_message + used, ": ", 3);
+            used += 2;
+            nd__os_error_text(os_error, tl_message + used, sizeof(tl_message) - used);
+        }
+    }
+    tl_os_error = os_error;
+    tl_has_error = 1;
+}
+
+int32_t nd__fail(int32_t status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    record(0, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+int32_t nd__fail_os(int os_error, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    record(os_error, fmt, ap);
+    va_end(ap);
+    return nd__status_from_os(os_error);
+}

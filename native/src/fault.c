@@ -1,0 +1,1 @@
+/* placeholder replaced by the fault-injection work (issue 9) */

@@ -1,0 +1,206 @@
+/*
+ * handle.c - the handle table.
+ *
+ * A handle is an integer, never a pointer, so a forged or stale value can
+ * only miss: bits 0-23 are a slot index + 1 (0 is never valid), bits 24-27
+ * the kind, bits 28-58 the slot's generation when the handle was made.
+ *
+ * Slots live in chunks that are never freed, so a lookup can read a slot
+ * without a lock. Each slot's state word packs its generation (high 32 bits),
+ * a closed bit and a reference count; the handle itself owns one reference.
+ * A lookup is one CAS that succeeds only while the generation matches and
+ * the closed bit is clear. nd_close sets the closed bit (only one caller can)
+ * and drops the owner's reference; whoever drops the last reference destroys
+ * the object and frees the slot with a new generation. So closing a handle
+ * while another thread reads through it is memory-safe, and every later call
+ * with it gets ND_E_BAD_HANDLE.
+ */
+#include <stdlib.h>
+
+#include "internal.h"
+
+#define SLOT_BITS 24
+#define KIND_SHIFT 24
+#define KIND_MASK 0xFULL
+#define GEN_SHIFT 28
+#define GEN_MASK 0x7FFFFFFFULL
+#define CHUNK_SLOTS 1024
+#define MAX_CHUNKS 4096 /* 4M handles open at once */
+
+#define ST_GEN(s) ((uint32_t)((s) >> 32))
+#define ST_CLOSED 0x80000000ULL
+#define ST_REFS(s) ((s)&0x7FFFFFFFULL)
+
+typedef struct {
+    _Atomic uint64_t state; /* generation << 32 | closed | refs */
+    nd_object *_Atomic obj;
+    _Atomic uint32_t kind;
+    uint32_t next_free;                      /* index + 1, under the table lock */
+    char pad[64 - 8 - sizeof(void *) - 8]; /* one slot per cache line: no false sharing */
+} slot;
+
+static slot *_Atomic chunks[MAX_CHUNKS];
+static nd_mutex *_Atomic table_lock;
+static uint32_t free_head; /* index + 1 of the first free slot, 0 if none */
+static uint32_t slots_made;
+
+static nd_mutex *lock_table(void)
+{
+    nd_mutex *m = atomic_load_explicit(&table_lock, memory_order_acquire);
+    if (ND_UNLIKELY(m == NULL)) {
+        nd_mutex *fresh = nd__mutex_new();
+        if (fresh == NULL)
+            return NULL;
+        if (!atomic_compare_exchange_strong(&table_lock, &m, fresh))
+            nd__mutex_free(fresh); /* another thread won; m holds its mutex */
+        else
+            m = fresh;
+    }
+    nd__mutex_lock(m);
+    return m;
+}
+
+static slot *slot_at(uint32_t index)
+{
+    slot *c = atomic_load_explicit(&chunks[index / CHUNK_SLOTS], memory_order_acquire);
+    return c == NULL ? NULL : &c[index % CHUNK_SLOTS];
+}
+
+int32_t nd__handle_new(nd_kind kind, nd_object *obj, nd_handle *out)
+{
+    nd_mutex *m = lock_table();
+    if (m == NULL)
+        return nd__fail(ND_E_NO_MEMORY, "handle table: cannot create its lock");
+    uint32_t index;
+    if (free_head != 0) {
+        index = free_head - 1;
+        free_head = slot_at(index)->next_free;
+    } else {
+        if (slots_made >= (uint32_t)CHUNK_SLOTS * MAX_CHUNKS) {
+            nd__mutex_unlock(m);
+            return nd__fail(ND_E_TOO_MANY_OPEN, "handle table: %u handles are open",
+                            (unsigned)slots_made);
+        }
+        index = slots_made;
+        if (index % CHUNK_SLOTS == 0) {
+            slot *c = calloc(CHUNK_SLOTS, sizeof(slot));
+            if (c == NULL) {
+                nd__mutex_unlock(m);
+                return nd__fail(ND_E_NO_MEMORY, "handle table: out of memory");
+            }
+            atomic_store_explicit(&chunks[index / CHUNK_SLOTS], c, memory_order_release);
+        }
+        slots_made++;
+    }
+    slot *s = slot_at(index);
+    uint64_t st = atomic_load_explicit(&s->state, memory_order_relaxed);
+    uint32_t gen = (uint32_t)((ST_GEN(st) + 1) & GEN_MASK);
+    if (gen == 0)
+        gen = 1;
+    atomic_store_explicit(&s->obj, obj, memory_order_relaxed);
+    atomic_store_explicit(&s->kind, (uint32_t)kind, memory_order_relaxed);
+    /* publishes obj and kind to lookups */
+    atomic_store_explicit(&s->state, ((uint64_t)gen << 32) | 1u, memory_order_release);
+    nd__mutex_unlock(m);
+    *out = (nd_handle)(((uint64_t)gen << GEN_SHIFT) | ((uint64_t)kind << KIND_SHIFT) |
+                       (uint64_t)(index + 1));
+    return ND_OK;
+}
+
+static slot *decode(nd_handle h, uint32_t *gen, uint32_t *kind)
+{
+    uint64_t u = (uint64_t)h;
+    if (h <= 0 || (u >> (GEN_SHIFT + 31)) != 0)
+        return NULL;
+    uint32_t index1 = (uint32_t)(u & ((1u << SLOT_BITS) - 1));
+    if (index1 == 0 || index1 > (uint32_t)CHUNK_SLOTS * MAX_CHUNKS)
+        return NULL;
+    *gen = (uint32_t)((u >> GEN_SHIFT) & GEN_MASK);
+    *kind = (uint32_t)((u >> KIND_SHIFT) & KIND_MASK);
+    return slot_at(index1 - 1);
+}
+
+static const char *kind_name(uint32_t kind)
+{
+    switch (kind) {
+    case ND_KIND_DIR: return "directory";
+    case ND_KIND_INPUT: return "input";
+    case ND_KIND_OUTPUT: return "output";
+    case ND_KIND_LOCK: return "lock";
+    default: return "unknown";
+    }
+}
+
+int32_t nd__handle_get(nd_handle h, nd_kind kind, const char *call, nd_object **out)
+{
+    uint32_t gen, hkind;
+    slot *s = decode(h, &gen, &hkind);
+    if (ND_LIKELY(s != NULL)) {
+        uint64_t st = atomic_load_explicit(&s->state, memory_order_relaxed);
+        while (ST_GEN(st) == gen && !(st & ST_CLOSED) && ST_REFS(st) != 0) {
+            if (atomic_compare_exchange_weak_explicit(&s->state, &st, st + 1,
+                                                      memory_order_acquire,
+                                                      memory_order_relaxed)) {
+                if (ND_LIKELY(hkind == (uint32_t)kind &&
+                              atomic_load_explicit(&s->kind, memory_order_relaxed) == hkind)) {
+                    *out = atomic_load_explicit(&s->obj, memory_order_relaxed);
+                    return ND_OK;
+                }
+                nd__handle_put(h);
+                return nd__fail(ND_E_BAD_HANDLE, "%s: handle %lld is a %s, not a %s", call,
+                                (long long)h, kind_name(hkind), kind_name((uint32_t)kind));
+            }
+        }
+    }
+    return nd__fail(ND_E_BAD_HANDLE, "%s: handle %lld is closed, stale or not a handle", call,
+                    (long long)h);
+}
+
+static void release_slot(slot *s, uint32_t index)
+{
+    nd_object *obj = atomic_load_explicit(&s->obj, memory_order_relaxed);
+    atomic_store_explicit(&s->obj, NULL, memory_order_relaxed);
+    obj->ops->destroy(obj);
+    nd_mutex *m = lock_table();
+    /* state keeps the generation with refs 0: no lookup can match it again */
+    uint64_t st = atomic_load_explicit(&s->state, memory_order_relaxed);
+    atomic_store_explicit(&s->state, (uint64_t)ST_GEN(st) << 32, memory_order_release);
+    if (m != NULL) {
+        s->next_free = free_head;
+        free_head = index + 1;
+        nd__mutex_unlock(m);
+    }
+}
+
+void nd__handle_put(nd_handle h)
+{
+    uint32_t gen, kind;
+    slot *s = decode(h, &gen, &kind);
+    uint64_t prev = atomic_fetch_sub_explicit(&s->state, 1, memory_order_acq_rel);
+    if (ST_REFS(prev) == 1)
+        release_slot(s, (uint32_t)(((uint64_t)h & ((1u << SLOT_BITS) - 1)) - 1));
+}
+
+int32_t nd_close(nd_handle h)
+{
+    uint32_t gen, kind;
+    slot *s = decode(h, &gen, &kind);
+    if (s != NULL) {
+        uint64_t st = atomic_load_explicit(&s->state, memory_order_relaxed);
+        while (ST_GEN(st) == gen && !(st & ST_CLOSED) && ST_REFS(st) != 0 &&
+               atomic_load_explicit(&s->kind, memory_order_relaxed) == kind) {
+            /* the closer takes a reference of its own so the object outlives close() */
+            if (atomic_compare_exchange_weak_explicit(&s->state, &st, (st | ST_CLOSED) + 1,
+                                                      memory_order_acq_rel,
+                                                      memory_order_relaxed)) {
+                nd_object *obj = atomic_load_explicit(&s->obj, memory_order_relaxed);
+                int32_t rc = obj->ops->close != NULL ? obj->ops->close(obj) : ND_OK;
+                nd__handle_put(h); /* the closer's reference */
+                nd__handle_put(h); /* the handle's own reference */
+                return rc;
+            }
+        }
+    }
+    return nd__fail(ND_E_BAD_HANDLE, "nd_close: handle %lld is closed, stale or not a handle",
+                    (long long)h);
+}

@@ -1,0 +1,561 @@
+/*
+ * input.c - inputs: one open file shared by an input, its clones and slices,
+ * read with one of three strategies (buffered, mapped, direct).
+ *
+ * Positional reads touch only immutable state, so they are thread-safe on one
+ * handle. Cursor calls use the handle's own buffer and are guarded by a flag:
+ * two threads using one cursor at once get an error instead of torn memory.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Cursor buffer sizes, chosen with bench/nd_bench (see docs/design.md): a
+ * sequential scan wants few large preads; a random reader pays for every byte
+ * it pulls in but does not use. */
+#define BUF_DEFAULT (16u << 10)
+#define BUF_SEQUENTIAL (64u << 10)
+#define BUF_RANDOM (4u << 10)
+#define BUF_DIRECT (256u << 10) /* direct reads skip the cache: make each one count */
+#define BOUNCE_DIRECT (256u << 10)
+
+typedef struct {
+    _Atomic int refs;
+    nd_os_file fd;
+    int strategy;
+    int64_t size;
+    uint8_t *map;
+    void *map_token;
+    uint32_t align;       /* direct I/O alignment */
+    nd_mutex *bounce_mu;  /* direct: serialises positional reads through bounce */
+    uint8_t *bounce;
+    char name[];
+} nd_file;
+
+typedef struct {
+    nd_object base;
+    nd_file *file;
+    int64_t start, length; /* the readable range, in file offsets */
+    int64_t pos;           /* cursor, relative to start */
+    uint8_t *buf;
+    size_t buf_cap;
+    int64_t buf_start; /* file offset of buf[0] */
+    size_t buf_len;
+    uint32_t flags;
+    _Atomic int busy;
+} nd_input;
+
+static void file_release(nd_file *f)
+{
+    if (atomic_fetch_sub_explicit(&f->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    if (f->map != NULL)
+        nd__os_unmap(f->map, f->size, f->map_token);
+    nd__os_close_file(f->fd);
+    nd__mutex_free(f->bounce_mu);
+    nd__os_aligned_free(f->bounce);
+    free(f);
+}
+
+static int32_t input_close(nd_object *obj)
+{
+    (void)obj;
+    return ND_OK;
+}
+
+static void input_destroy(nd_object *obj)
+{
+    nd_input *in = (nd_input *)obj;
+    nd__os_aligned_free(in->buf);
+    file_release(in->file);
+    free(in);
+}
+
+static const nd_object_ops input_ops = {input_close, input_destroy};
+
+static int32_t input_get(nd_handle h, const char *call, nd_input **out)
+{
+    nd_object *obj;
+    int32_t rc = nd__handle_get(h, ND_KIND_INPUT, call, &obj);
+    if (rc == ND_OK)
+        *out = (nd_input *)obj;
+    return rc;
+}
+
+static int32_t cursor_enter(nd_input *in, const char *call)
+{
+    if (ND_UNLIKELY(atomic_exchange_explicit(&in->busy, 1, memory_order_acquire)))
+        return nd__fail(ND_E_INVALID_ARGUMENT,
+                        "%s: another thread is using this handle's cursor; clone per thread",
+                        call);
+    return ND_OK;
+}
+
+static void cursor_leave(nd_input *in)
+{
+    atomic_store_explicit(&in->busy, 0, memory_order_release);
+}
+
+/* ---- reading ---- */
+
+static int32_t short_file(nd_file *f, int64_t off, int64_t want, size_t got)
+{
+    return nd__fail(ND_E_IO, "read '%s': %zu of %lld bytes at %lld; the file shrank after open",
+                    f->name, got, (long long)want, (long long)off);
+}
+
+/* Exact read of [off, off+len) of the file (the caller checked the range). */
+static int32_t file_read(nd_file *f, int64_t off, void *dst, size_t len)
+{
+    size_t got;
+    int32_t rc;
+    switch (f->strategy) {
+    case ND_STRATEGY_MAPPED:
+        memcpy(dst, f->map + off, len);
+        return ND_OK;
+    case ND_STRATEGY_DIRECT: {
+        uint64_t a = f->align;
+        if (((uintptr_t)dst % a) == 0 && ((uint64_t)off % a) == 0 && (len % a) == 0) {
+            rc = nd__os_pread(f->fd, f->name, dst, len, off, &got);
+            return rc != ND_OK ? rc : got == len ? ND_OK : short_file(f, off, (int64_t)len, got);
+        }
+        /* unaligned: through the shared bounce buffer, one aligned chunk at a time */
+        nd__mutex_lock(f->bounce_mu);
+        size_t done = 0;
+        rc = ND_OK;
+        while (done < len && rc == ND_OK) {
+            int64_t at = off + (int64_t)done;
+            int64_t from = at - (int64_t)((uint64_t)at % a);
+            size_t skip = (size_t)(at - from);
+            size_t n = BOUNCE_DIRECT - skip < len - done ? BOUNCE_DIRECT - skip : len - done;
+            size_t span = (skip + n + a - 1) / a * a;
+            rc = nd__os_pread(f->fd, f->name, f->bounce, span, from, &got);
+            if (rc == ND_OK && got < skip + n)
+                rc = short_file(f, at, (int64_t)n, got > skip ? got - skip : 0);
+            if (rc == ND_OK)
+                memcpy((uint8_t *)dst + done, f->bounce + skip, n);
+            done += n;
+        }
+        nd__mutex_unlock(f->bounce_mu);
+        return rc;
+    }
+    default:
+        rc = nd__os_pread(f->fd, f->name, dst, len, off, &got);
+        if (rc != ND_OK)
+            return rc;
+        if (got != len)
+            return short_file(f, off, (int64_t)len, got);
+        if (f->strategy == ND_STRATEGY_DROP_BEHIND)
+            nd__os_advise(f->fd, off, (int64_t)len, ND_ADVICE_DONTNEED);
+        return ND_OK;
+    }
+}
+
+static int32_t range_check(const char *call, nd_input *in, int64_t off, int64_t len)
+{
+    if (off < 0 || len < 0)
+        return nd__fail(ND_E_INVALID_ARGUMENT, "%s: negative %s on '%s'", call,
+                        off < 0 ? "offset" : "length", in->file->name);
+    if (off > in->length || len > in->length - off)
+        return nd__fail(ND_E_EOF, "%s: %lld bytes at %lld end past the end of '%s' (%lld bytes)",
+                        call, (long long)len, (long long)off, in->file->name,
+                        (long long)in->length);
+    return ND_OK;
+}
+
+int64_t nd_read_bytes(nd_handle input, int64_t offset, void *dst, int64_t len)
+{
+    nd_input *in;
+    int32_t rc = input_get(input, "nd_read_bytes", &in);
+    if (ND_UNLIKELY(rc != ND_OK))
+        return rc;
+    rc = range_check("nd_read_bytes", in, offset, len);
+    if (rc == ND_OK && dst == NULL && len > 0)
+        rc = nd__fail(ND_E_INVALID_ARGUMENT, "nd_read_bytes: dst is NULL");
+    if (rc == ND_OK && len > 0)
+        rc = file_read(in->file, in->start + offset, dst, (size_t)len);
+    nd__handle_put(input);
+    return rc == ND_OK ? len : rc;
+}
+
+int32_t nd_input_length(nd_handle input, int64_t *out_len)
+{
+    if (out_len == NULL)
+        return nd__fail(ND_E_INVALID_ARGUMENT, "nd_input_length: out_len is NULL");
+    nd_input *in;
+    int32_t rc = input_get(input, "nd_input_length", &in);
+    if (rc != ND_OK)
+        return rc;
+    *out_len = in->length;
+    nd__handle_put(input);
+    return ND_OK;
+}
+
+int32_t nd_input_strategy(nd_handle input)
+{
+    nd_input *in;
+    int32_t rc = input_get(input, "nd_input_strategy", &in);
+    if (rc != ND_OK)
+        return rc;
+    rc = in->file->strategy;
+    nd__handle_put(input);
+    return rc;
+}
+
+/* Makes the buffer hold the byte at file offset `at` (inside the input).
+ * Returns how many bytes from `at` are in the buffer and inside the input. */
+static int32_t buffer_fill(nd_input *in, int64_t at, size_t *avail)
+{
+    nd_file *f = in->file;
+    int64_t end = in->start + in->length;
+    if (in->buf_len > 0 && at >= in->buf_start && at < in->buf_start + (int64_t)in->buf_len) {
+        int64_t stop = in->buf_start + (int64_t)in->buf_len;
+        *avail = (size_t)((stop < end ? stop : end) - at);
+        return ND_OK;
+    }
+    if (in->buf == NULL) {
+        size_t cap = BUF_DEFAULT;
+        if (f->strategy == ND_STRATEGY_DIRECT)
+            cap = BUF_DIRECT;
+        else if (in->flags & (ND_IO_SEQUENTIAL | ND_IO_MERGE))
+            cap = BUF_SEQUENTIAL;
+        else if (in->flags & ND_IO_RANDOM)
+            cap = BUF_RANDOM;
+        /* never more than the input needs (small files, small slices) */
+        if (f->strategy != ND_STRATEGY_DIRECT && (int64_t)cap > in->length)
+            cap = (size_t)(in->length > 0 ? in->length : 1);
+        in->buf = nd__os_aligned_alloc(f->strategy == ND_STRATEGY_DIRECT ? f->align : 64, cap);
+        if (in->buf == NULL)
+            return nd__fail(ND_E_NO_MEMORY, "read '%s': no memory for a %zu-byte buffer",
+                            f->name, cap);
+        in->buf_cap = cap;
+    }
+    int64_t from = at;
+    size_t want;
+    size_t got = 0;
+    int32_t rc;
+    if (f->strategy == ND_STRATEGY_DIRECT) {
+        from = at - (int64_t)((uint64_t)at % f->align);
+        want = in->buf_cap;
+    } else {
+        want = end - at < (int64_t)in->buf_cap ? (size_t)(end - at) : in->buf_cap;
+    }
+    in->buf_len = 0;
+    rc = nd__os_pread(f->fd, f->name, in->buf, want, from, &got);
+    if (rc != ND_OK)
+        return rc;
+    if (from + (int64_t)got <= at)
+        return short_file(f, at, 1, 0);
+    if (f->strategy == ND_STRATEGY_DROP_BEHIND)
+        nd__os_advise(f->fd, from, (int64_t)got, ND_ADVICE_DONTNEED);
+    in->buf_start = from;
+    in->buf_len = got;
+    int64_t stop = from + (int64_t)got;
+    *avail = (size_t)((stop < end ? stop : end) - at);
+    return ND_OK;
+}
+
+int64_t nd_input_window(nd_handle input, int64_t pos, const uint8_t **out_ptr)
+{
+    if (ND_UNLIKELY(out_ptr == NULL))
+        return nd__fail(ND_E_INVALID_ARGUMENT, "nd_input_window: out_ptr is NULL");
+    nd_input *in;
+    int32_t rc = input_get(input, "nd_input_window", &in);
+    if (ND_UNLIKELY(rc != ND_OK))
+        return rc;
+    int64_t result;
+    if (ND_UNLIKELY(pos < 0 || pos >= in->length)) {
+        result = pos < 0 ? nd__fail(ND_E_INVALID_ARGUMENT, "nd_input_window: negative position")
+                         : nd__fail(ND_E_EOF, "nd_input_window: position %lld is at or past the "
+                                              "end of '%s' (%lld bytes)",
+                                    (long long)pos, in->file->name, (long long)in->length);
+    } else if (in->file->strategy == ND_STRATEGY_MAPPED) {
+        *out_ptr = in->file->map + in->start + pos;
+        result = in->length - pos;
+    } else if ((rc = cursor_enter(in, "nd_input_window")) != ND_OK) {
+        result = rc;
+    } else {
+        size_t avail = 0;
+        int64_t at = in->start + pos;
+        rc = buffer_fill(in, at, &avail);
+        if (rc == ND_OK) {
+            *out_ptr = in->buf + (at - in->buf_start);
+            result = (int64_t)avail;
+        } else {
+            result = rc;
+        }
+        cursor_leave(in);
+    }
+    nd__handle_put(input);
+    return result;
+}
+
+int32_t nd_input_seek(nd_handle input, int64_t pos)
+{
+    nd_input *in;
+    int32_t rc = input_get(input, "nd_input_seek", &in);
+    if (rc != ND_OK)
+        return rc;
+    if (pos < 0)
+        rc = nd__fail(ND_E_INVALID_ARGUMENT, "nd_input_seek: negative position");
+    else if (pos > in->length)
+        rc = nd__fail(ND_E_EOF, "nd_input_seek: position %lld is past the end of '%s' (%lld)",
+                      (long long)pos, in->file->name, (long long)in->length);
+    else if ((rc = cursor_enter(in, "nd_input_seek")) == ND_OK) {
+        in->pos = pos;
+        cursor_leave(in);
+    }
+    nd__handle_put(input);
+    return rc;
+}
+
+int64_t nd_input_position(nd_handle input)
+{
+    nd_input *in;
+    int32_t rc = input_get(input, "nd_input_position", &in);
+    if (rc != ND_OK)
+        return rc;
+    int64_t pos = in->pos;
+    nd__handle_put(input);
+    return pos;
+}
+
+int32_t nd_read_byte_buffered(nd_handle input)
+{
+    nd_input *in;
+    int32_t rc = input_get(input, "nd_read_byte_buffered", &in);
+    if (ND_UNLIKELY(rc != ND_OK))
+        return rc;
+    if ((rc = cursor_enter(in, "nd_read_byte_buffered")) == ND_OK) {
+        if (in->pos >= in->length) {
+            rc = nd__fail(ND_E_EOF, "nd_read_byte_buffered: at the end of '%s' (%lld bytes)",
+                          in->file->name, (long long)in->length);
+        } else if (in->file->strategy == ND_STRATEGY_MAPPED) {
+            rc = in->file->map[in->start + in->pos++];
+        } else {
+            int64_t at = in->start + in->pos;
+            size_t avail;
+            rc = buffer_fill(in, at, &avail);
+            if (rc == ND_OK) {
+                rc = in->buf[at - in->buf_start];
+                in->pos++;
+            }
+        }
+        cursor_leave(in);
+    }
+    nd__handle_put(input);
+    return rc;
+}
+
+int64_t nd_read_buffered(nd_handle input, void *dst, int64_t len)
+{
+    nd_input *in;
+    int32_t rc = input_get(input, "nd_read_buffered", &in);
+    if (rc != ND_OK)
+        return rc;
+    if ((rc = cursor_enter(in, "nd_read_buffered")) != ND_OK) {
+        nd__handle_put(input);
+        return rc;
+    }
+    rc = range_check("nd_read_buffered", in, in->pos, len);
+    if (rc == ND_OK && dst == NULL && len > 0)
+        rc = nd__fail(ND_E_INVALID_ARGUMENT, "nd_read_buffered: dst is NULL");
+    if (rc == ND_OK && len > 0) {
+        nd_file *f = in->file;
+        size_t big = in->buf_cap != 0 ? in->buf_cap : BUF_DEFAULT;
+        if (f->strategy == ND_STRATEGY_MAPPED || (uint64_t)len >= big) {
+            /* mappings need no buffer; large reads skip it */
+            rc = file_read(f, in->start + in->pos, dst, (size_t)len);
+            if (rc == ND_OK)
+                in->pos += len;
+        } else {
+            uint8_t *out = dst;
+            int64_t left = len;
+            while (left > 0 && rc == ND_OK) {
+                size_t avail;
+                int64_t at = in->start + in->pos;
+                rc = buffer_fill(in, at, &avail);
+                if (rc == ND_OK) {
+                    size_t n = avail < (size_t)left ? avail : (size_t)left;
+                    memcpy(out, in->buf + (at - in->buf_start), n);
+                    out += n;
+                    left -= (int64_t)n;
+                    in->pos += (int64_t)n;
+                }
+            }
+            if (rc != ND_OK)
+                in->pos = in->pos - (len - left); /* exactly len or nothing: restore */
+        }
+    }
+    cursor_leave(in);
+    nd__handle_put(input);
+    return rc == ND_OK ? len : rc;
+}
+
+/* ---- opening, cloning, slicing ---- */
+
+static int32_t input_new(nd_file *f, int64_t start, int64_t length, uint32_t flags,
+                         nd_handle *out)
+{
+    nd_input *in = calloc(1, sizeof(*in));
+    if (in == NULL)
+        return nd__fail(ND_E_NO_MEMORY, "input '%s': out of memory", f->name);
+    in->base.ops = &input_ops;
+    in->file = f;
+    in->start = start;
+    in->length = length;
+    in->flags = flags;
+    atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
+    int32_t rc = nd__handle_new(ND_KIND_INPUT, &in->base, out);
+    if (rc != ND_OK) {
+        atomic_fetch_sub_explicit(&f->refs, 1, memory_order_relaxed);
+        free(in);
+    }
+    return rc;
+}
+
+#define INPUT_FLAGS \
+    (ND_IO_RANDOM | ND_IO_SEQUENTIAL | ND_IO_MERGE | ND_IO_MMAP | ND_IO_PRELOAD | \
+     ND_IO_REQUIRE_DIRECT)
+
+static nd_advice advice_for(uint32_t flags)
+{
+    if (flags & (ND_IO_SEQUENTIAL | ND_IO_MERGE))
+        return ND_ADVICE_SEQUENTIAL;
+    if (flags & ND_IO_RANDOM)
+        return ND_ADVICE_RANDOM;
+    return ND_ADVICE_NORMAL;
+}
+
+static int32_t file_open(nd_dir *d, const char *name, uint32_t flags, nd_file **out)
+{
+    size_t nlen = strlen(name);
+    nd_file *f = calloc(1, sizeof(*f) + nlen + 1);
+    if (f == NULL)
+        return nd__fail(ND_E_NO_MEMORY, "nd_open_input: out of memory");
+    memcpy(f->name, name, nlen + 1);
+    f->fd = ND_OS_FILE_INVALID;
+    atomic_init(&f->refs, 1);
+    int want_direct = (flags & ND_IO_MERGE) && !(flags & ND_IO_MMAP);
+    int32_t rc = ND_E_NOT_SUPPORTED;
+    if (want_direct) {
+        rc = nd__os_open_file(d->os, name, ND_OPEN_READ, 1, &f->fd);
+        if (rc == ND_OK)
+            f->strategy = ND_STRATEGY_DIRECT;
+        else if ((rc == ND_E_INVALID_ARGUMENT || rc == ND_E_NOT_SUPPORTED) &&
+                 !(flags & ND_IO_REQUIRE_DIRECT))
+            rc = ND_E_NOT_SUPPORTED; /* fall back below */
+        else if (rc == ND_E_INVALID_ARGUMENT)
+            rc = nd__fail(ND_E_NOT_SUPPORTED,
+                          "nd_open_input: '%s' in '%s': the file system refuses direct I/O",
+                          name, nd__os_dir_path(d->os));
+        if (rc != ND_OK && rc != ND_E_NOT_SUPPORTED)
+            goto fail;
+        if (rc == ND_E_NOT_SUPPORTED && (flags & ND_IO_REQUIRE_DIRECT))
+            goto fail;
+    }
+    if (f->fd == ND_OS_FILE_INVALID) {
+        rc = nd__os_open_file(d->os, name, ND_OPEN_READ, 0, &f->fd);
+        if (rc != ND_OK)
+            goto fail;
+        f->strategy = (flags & ND_IO_MMAP)    ? ND_STRATEGY_MAPPED
+                      : want_direct           ? ND_STRATEGY_DROP_BEHIND
+                                              : ND_STRATEGY_BUFFERED;
+    }
+    rc = nd__os_file_size(f->fd, name, &f->size);
+    if (rc != ND_OK)
+        goto fail;
+    if (f->strategy == ND_STRATEGY_DIRECT) {
+        f->align = nd__os_direct_alignment(f->fd);
+        f->bounce_mu = nd__mutex_new();
+        f->bounce = nd__os_aligned_alloc(f->align, BOUNCE_DIRECT);
+        if (f->bounce_mu == NULL || f->bounce == NULL) {
+            rc = nd__fail(ND_E_NO_MEMORY, "nd_open_input: out of memory");
+            goto fail;
+        }
+    } else if (f->strategy == ND_STRATEGY_MAPPED) {
+        if (f->size > 0) {
+            rc = nd__os_map(f->fd, name, f->size, (void **)&f->map, &f->map_token);
+            if (rc != ND_OK)
+                goto fail;
+            nd__os_map_advise(f->map, f->size, advice_for(flags));
+            if (flags & ND_IO_PRELOAD)
+                nd__os_map_populate(f->map, f->size);
+        }
+        /* the mapping outlives the descriptor: give it back now */
+        nd__os_close_file(f->fd);
+        f->fd = ND_OS_FILE_INVALID;
+    } else {
+        nd__os_advise(f->fd, 0, 0, advice_for(flags));
+        if (flags & ND_IO_PRELOAD)
+            nd__os_advise(f->fd, 0, 0, ND_ADVICE_WILLNEED);
+    }
+    *out = f;
+    return ND_OK;
+fail:
+    nd__os_close_file(f->fd);
+    nd__mutex_free(f->bounce_mu);
+    nd__os_aligned_free(f->bounce);
+    free(f);
+    return rc;
+}
+
+int32_t nd_open_input(nd_handle dir, const char *name, uint32_t flags, nd_handle *out_input)
+{
+    if (out_input == NULL)
+        return nd__fail(ND_E_INVALID_ARGUMENT, "nd_open_input: out_input is NULL");
+    *out_input = 0;
+    if (flags & ~INPUT_FLAGS)
+        return nd__fail(ND_E_INVALID_ARGUMENT, "nd_open_input: flags 0x%x are not input flags",
+                        flags & ~INPUT_FLAGS);
+    if ((flags & ND_IO_REQUIRE_DIRECT) && (flags & ND_IO_MMAP))
+        return nd__fail(ND_E_INVALID_ARGUMENT,
+                        "nd_open_input: ND_IO_REQUIRE_DIRECT and ND_IO_MMAP exclude each other");
+    int32_t rc = nd__check_name("nd_open_input", name);
+    if (rc != ND_OK)
+        return rc;
+    nd_dir *d;
+    if ((rc = nd__dir_get(dir, "nd_open_input", &d)) != ND_OK)
+        return rc;
+    if ((flags & ND_IO_REQUIRE_DIRECT) && !(flags & ND_IO_MERGE))
+        flags |= ND_IO_MERGE;
+    nd_file *f = NULL;
+    rc = file_open(d, name, flags, &f);
+    nd__handle_put(dir);
+    if (rc != ND_OK)
+        return rc;
+    rc = input_new(f, 0, f->size, flags, out_input);
+    file_release(f); /* the input holds its own reference */
+    return rc;
+}
+
+int32_t nd_input_clone(nd_handle input, nd_handle *out_clone)
+{
+    if (out_clone == NULL)
+        return nd__fail(ND_E_INVALID_ARGUMENT, "nd_input_clone: out_clone is NULL");
+    *out_clone = 0;
+    nd_input *in;
+    int32_t rc = input_get(input, "nd_input_clone", &in);
+    if (rc != ND_OK)
+        return rc;
+    rc = input_new(in->file, in->start, in->length, in->flags, out_clone);
+    nd__handle_put(input);
+    return rc;
+}
+
+int32_t nd_input_slice(nd_handle input, int64_t offset, int64_t len, nd_handle *out_slice)
+{
+    if (out_slice == NULL)
+        return nd__fail(ND_E_INVALID_ARGUMENT, "nd_input_slice: out_slice is NULL");
+    *out_slice = 0;
+    nd_input *in;
+    int32_t rc = input_get(input, "nd_input_slice", &in);
+    if (rc != ND_OK)
+        return rc;
+    rc = range_check("nd_input_slice", in, offset, len);
+    if (rc == ND_OK)
+        rc = input_new(in->file, in->start + offset, len, in->flags, out_slice);
+    nd__handle_put(input);
+    return rc;
+}

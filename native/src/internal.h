@@ -1,0 +1,92 @@
+/*
+ * internal.h - what the common code shares: errors, handles, names, objects.
+ */
+#ifndef ND_INTERNAL_H
+#define ND_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nativedir.h"
+#include "os.h"
+
+#if defined(__GNUC__) || defined(__clang__)
+#  define ND_LIKELY(x) __builtin_expect(!!(x), 1)
+#  define ND_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#  define ND_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#  define ND_LIKELY(x) (x)
+#  define ND_UNLIKELY(x) (x)
+#  define ND_PRINTF(a, b)
+#endif
+
+/* ---- errors (error.c) ---------------------------------------------------- */
+
+/* Records a failure of `status` with a formatted message and no OS error;
+ * returns `status` so callers can `return nd__fail(...)`. */
+int32_t nd__fail(int32_t status, const char *fmt, ...) ND_PRINTF(2, 3);
+/* Records an OS failure: the status is mapped from `os_error` (errno or
+ * GetLastError()) and the OS's own text is appended to the message. */
+int32_t nd__fail_os(int os_error, const char *fmt, ...) ND_PRINTF(2, 3);
+/* The status an OS error maps to. */
+int32_t nd__status_from_os(int os_error);
+/* Text for an OS error (strerror / FormatMessage) into buf. */
+void nd__os_error_text(int os_error, char *buf, size_t cap);
+
+/* ---- names (name.c) ------------------------------------------------------- */
+
+/* ND_OK if `name` is one valid path component, else ND_E_INVALID_NAME (or
+ * ND_E_INVALID_ARGUMENT for NULL) with the reason recorded; `call` names the
+ * API function in the message. */
+int32_t nd__check_name(const char *call, const char *name);
+/* Same test without recording anything (for listings). */
+int nd__name_ok(const char *name, size_t len);
+
+/* ---- handles (handle.c) ---------------------------------------------------- */
+
+typedef enum {
+    ND_KIND_DIR = 1,
+    ND_KIND_INPUT = 2,
+    ND_KIND_OUTPUT = 3,
+    ND_KIND_LOCK = 4
+} nd_kind;
+
+/* Each kind's object starts with this header. `close` runs once, when the
+ * handle is closed (its result is nd_close's); `destroy` runs when the last
+ * user releases it, possibly on another thread. */
+typedef struct nd_object nd_object;
+typedef struct {
+    int32_t (*close)(nd_object *obj);
+    void (*destroy)(nd_object *obj);
+} nd_object_ops;
+
+struct nd_object {
+    const nd_object_ops *ops;
+};
+
+/* Registers obj under a new handle of `kind`. On failure the caller still
+ * owns obj. */
+int32_t nd__handle_new(nd_kind kind, nd_object *obj, nd_handle *out);
+/* Takes a reference on the live object behind `h` if it is of `kind`;
+ * ND_E_BAD_HANDLE (recorded, naming `call`) otherwise. */
+int32_t nd__handle_get(nd_handle h, nd_kind kind, const char *call, nd_object **out);
+/* Drops a reference taken by nd__handle_get. */
+void nd__handle_put(nd_handle h);
+
+/* ---- objects ------------------------------------------------------------------ */
+
+typedef struct {
+    nd_object base;
+    nd_os_dir *os;
+} nd_dir;
+
+typedef struct {
+    nd_object base;
+    nd_os_file file;
+} nd_lock_obj;
+
+/* dir.c */
+int32_t nd__dir_get(nd_handle h, const char *call, nd_dir **out);
+
+#endif /* ND_INTERNAL_H */

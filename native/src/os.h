@@ -1,0 +1,108 @@
+/*
+ * os.h - the small per-OS layer under the common code.
+ *
+ * The common code (handles, names, buffering, cursors, CRC, errors) is written
+ * once; everything that touches the OS goes through these functions, which
+ * live in posix/ (Linux and macOS) and windows/. Each returns ND_OK or an
+ * ND_E_* status and, on failure, has already recorded the message with
+ * nd__set_os_error() so that the thread's last error names the OS call.
+ * EINTR and short transfers are retried inside.
+ */
+#ifndef ND_OS_H
+#define ND_OS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nativedir.h"
+
+/* An open file: a descriptor on POSIX, a HANDLE on Windows. */
+typedef intptr_t nd_os_file;
+#define ND_OS_FILE_INVALID ((nd_os_file)-1)
+
+/* An open directory, defined per OS (a descriptor plus the path for messages
+ * on POSIX; a handle and a wide path on Windows). */
+typedef struct nd_os_dir nd_os_dir;
+
+/* How nd__os_open_file opens. */
+typedef enum {
+    ND_OPEN_READ = 0,          /* existing file, read-only                   */
+    ND_OPEN_CREATE_NEW = 1,    /* create, failing with ND_E_EXISTS           */
+    ND_OPEN_CREATE_REPLACE = 2 /* create or truncate                          */
+} nd_open_mode;
+
+/* Access advice for nd__os_advise. */
+typedef enum {
+    ND_ADVICE_NORMAL = 0,
+    ND_ADVICE_RANDOM = 1,
+    ND_ADVICE_SEQUENTIAL = 2,
+    ND_ADVICE_WILLNEED = 3,
+    ND_ADVICE_DONTNEED = 4 /* drop these clean pages from the cache */
+} nd_advice;
+
+/* directories */
+int32_t nd__os_dir_open(const char *path, int create, nd_os_dir **out);
+void nd__os_dir_free(nd_os_dir *dir);
+const char *nd__os_dir_path(const nd_os_dir *dir); /* for messages */
+
+/* Calls `fn` once per regular file whose name is not a symlink, a directory
+ * or anything else; the common code validates and sorts. Returns ND_OK or
+ * the status of the enumeration, or the first non-zero `fn` result. */
+typedef int32_t (*nd_os_list_fn)(void *ctx, const char *name, size_t len);
+int32_t nd__os_dir_list(nd_os_dir *dir, nd_os_list_fn fn, void *ctx);
+
+/* Stat of `name` without following a symlink: *is_file is 1 for a regular
+ * file; *len its length. ND_E_NOT_FOUND if missing. */
+int32_t nd__os_stat(nd_os_dir *dir, const char *name, int *is_file, int64_t *len);
+int32_t nd__os_unlink(nd_os_dir *dir, const char *name);
+int32_t nd__os_rename(nd_os_dir *dir, const char *from, const char *to);
+int32_t nd__os_dir_sync(nd_os_dir *dir);
+
+/* Opens `name` without following symlinks, refusing anything that is not a
+ * regular file. With `direct`, asks for unbuffered I/O: ND_E_NOT_SUPPORTED
+ * when the file system refuses (the caller then decides on a fallback). */
+int32_t nd__os_open_file(nd_os_dir *dir, const char *name, nd_open_mode mode, int direct,
+                         nd_os_file *out);
+void nd__os_close_file(nd_os_file f);
+
+/* Exclusive non-blocking lock on `name` (created if missing): ND_E_LOCKED if
+ * held by any other open of it, in this process or another. *out is the
+ * lock's file; closing it releases the lock. */
+int32_t nd__os_lock(nd_os_dir *dir, const char *name, nd_os_file *out);
+
+/* files; `what` names the file in messages */
+int32_t nd__os_file_size(nd_os_file f, const char *what, int64_t *out);
+/* Reads up to len bytes at off, retrying until len or EOF; *got = bytes read. */
+int32_t nd__os_pread(nd_os_file f, const char *what, void *dst, size_t len, int64_t off,
+                     size_t *got);
+/* Writes all len bytes at off. */
+int32_t nd__os_pwrite(nd_os_file f, const char *what, const void *src, size_t len, int64_t off);
+int32_t nd__os_truncate(nd_os_file f, const char *what, int64_t len);
+int32_t nd__os_fsync(nd_os_file f, const char *what); /* full durability */
+/* Starts write-back of [off, off+len) without waiting (drop-behind outputs);
+ * a no-op where the OS has no such call. */
+void nd__os_writeback(nd_os_file f, int64_t off, int64_t len);
+void nd__os_advise(nd_os_file f, int64_t off, int64_t len, nd_advice advice);
+
+/* Alignment that direct I/O on `f` needs for offsets, lengths and buffers,
+ * asked from the file system. */
+uint32_t nd__os_direct_alignment(nd_os_file f);
+
+/* Mappings (read-only). *token is OS state to pass back to unmap. */
+int32_t nd__os_map(nd_os_file f, const char *what, int64_t len, void **addr, void **token);
+void nd__os_unmap(void *addr, int64_t len, void *token);
+void nd__os_map_advise(void *addr, int64_t len, nd_advice advice);
+void nd__os_map_populate(void *addr, int64_t len);
+
+/* Aligned memory for direct I/O buffers. */
+void *nd__os_aligned_alloc(size_t align, size_t size);
+void nd__os_aligned_free(void *p);
+
+/* Threads' locks: a plain mutex. */
+typedef struct nd_mutex nd_mutex;
+nd_mutex *nd__mutex_new(void);
+void nd__mutex_free(nd_mutex *m);
+void nd__mutex_lock(nd_mutex *m);
+void nd__mutex_unlock(nd_mutex *m);
+
+#endif /* ND_OS_H */

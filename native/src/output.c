@@ -1,0 +1,328 @@
+/*
+ * output.c - append-only outputs: buffered, direct (merge) or drop-behind,
+ * with a running zlib CRC-32.
+ *
+ * Failures stick: once a write or a sync has failed, every later write, sync
+ * and the close report it, so no call can claim success for bytes that never
+ * reached the file, and a retried fsync cannot report pages the kernel
+ * dropped after the first failure as durable.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "internal.h"
+
+/* Chosen with bench/nd_bench (docs/design.md): big enough that the syscall
+ * cost vanishes against the copy, small enough to stay in L2. */
+#define OUT_BUFFERED (64u << 10)
+/* direct writes go straight to the device: 1 MiB keeps it streaming */
+#define OUT_DIRECT (1u << 20)
+
+typedef struct {
+    nd_object base;
+    nd_mutex *mu;
+    nd_os_file fd;
+    int strategy;
+    uint32_t align;
+    uint8_t *buf;
+    size_t cap, used;
+    int64_t flushed;  /* file offset of buf[0]: bytes before it are in the file */
+    int64_t dropped;  /* drop-behind: bytes already advised out of the cache */
+    uLong crc;
+    int32_t failed;   /* sticky status of a failed write or sync, ND_OK if none */
+    int closed;
+    char name[];
+} nd_output;
+
+static int32_t fail_for_good(nd_output *o, int32_t rc)
+{
+    if (o->failed == ND_OK)
+        o->failed = rc;
+    return rc;
+}
+
+static int32_t still_failed(nd_output *o, const char *call)
+{
+    return nd__fail(o->failed, "%s: '%s' failed earlier (%s); nothing written since counts", call,
+                    o->name, nd_status_name(o->failed));
+}
+
+/* Writes the full buffer (or, with `tail`, the partial buffer padded to the
+ * alignment). Buffered outputs empty the buffer; a direct tail stays in the
+ * buffer so that later writes extend the same aligned block. */
+static int32_t flush(nd_output *o, int tail)
+{
+    if (o->used == 0)
+        return ND_OK;
+    int32_t rc;
+    if (o->strategy == ND_STRATEGY_DIRECT) {
+        size_t span = o->used;
+        if (tail) {
+            span = (o->used + o->align - 1) / o->align * o->align;
+            memset(o->buf + o->used, 0, span - o->used);
+        }
+        rc = nd__os_pwrite(o->fd, o->name, o->buf, span, o->flushed);
+        if (rc == ND_OK && tail && span != o->used)
+            rc = nd__os_truncate(o->fd, o->name, o->flushed + (int64_t)o->used);
+        if (rc != ND_OK)
+            return fail_for_good(o, rc);
+        if (!tail || span == o->used) {
+            o->flushed += (int64_t)o->used;
+            o->used = 0;
+        }
+        return ND_OK;
+    }
+    rc = nd__os_pwrite(o->fd, o->name, o->buf, o->used, o->flushed);
+    if (rc != ND_OK)
+        return fail_for_good(o, rc);
+    if (o->strategy == ND_STRATEGY_DROP_BEHIND) {
+        /* start write-back now; drop what earlier write-back has cleaned */
+        nd__os_writeback(o->fd, o->flushed, (int64_t)o->used);
+        if (o->flushed > o->dropped) {
+            nd__os_advise(o->fd, o->dropped, o->flushed - o->dropped, ND_ADVICE_DONTNEED);
+            o->dropped = o->flushed;
+        }
+    }
+    o->flushed += (int64_t)o->used;
+    o->used = 0;
+    return ND_OK;
+}
+
+static int32_t output_close(nd_object *obj)
+{
+    nd_output *o = (nd_output *)obj;
+    nd__mutex_lock(o->mu);
+    int32_t rc = o->failed;
+    if (rc == ND_OK)
+        rc = flush(o, 1);
+    else
+        still_failed(o, "nd_close");
+    if (o->strategy == ND_STRATEGY_DROP_BEHIND)
+        nd__os_advise(o->fd, 0, 0, ND_ADVICE_DONTNEED);
+    nd__os_close_file(o->fd);
+    o->fd = ND_OS_FILE_INVALID;
+    o->closed = 1;
+    nd__mutex_unlock(o->mu);
+    return rc;
+}
+
+static void output_destroy(nd_object *obj)
+{
+    nd_output *o = (nd_output *)obj;
+    nd__mutex_free(o->mu);
+    nd__os_aligned_free(o->buf);
+    free(o);
+}
+
+static const nd_object_ops output_ops = {output_close, output_destroy};
+
+/* Looks up the output and takes its lock; the caller must call leave(). */
+static int32_t enter(nd_handle h, const char *call, nd_output **out)
+{
+    nd_object *obj;
+    int32_t rc = nd__handle_get(h, ND_KIND_OUTPUT, call, &obj);
+    if (ND_UNLIKELY(rc != ND_OK))
+        return rc;
+    nd_output *o = (nd_output *)obj;
+    nd__mutex_lock(o->mu);
+    if (ND_UNLIKELY(o->closed)) { /* closed by another thread after our lookup */
+        nd__mutex_unlock(o->mu);
+        nd__handle_put(h);
+        return nd__fail(ND_E_BAD_HANDLE, "%s: output '%s' is closed", call, o->name);
+    }
+    *out = o;
+    return ND_OK;
+}
+
+static void leave(nd_handle h, nd_output *o)
+{
+    nd__mutex_unlock(o->mu);
+    nd__handle_put(h);
+}
+
+static int32_t append(nd_output *o, const uint8_t *src, size_t len)
+{
+    o->crc = crc32_z(o->crc, src, len);
+    while (len > 0) {
+        if (o->used == 0 && len >= o->cap && o->strategy != ND_STRATEGY_DIRECT) {
+            /* a large buffered write skips the copy */
+            size_t n = len / o->cap * o->cap;
+            int32_t rc = nd__os_pwrite(o->fd, o->name, src, n, o->flushed);
+            if (rc != ND_OK)
+                return fail_for_good(o, rc);
+            if (o->strategy == ND_STRATEGY_DROP_BEHIND)
+                nd__os_writeback(o->fd, o->flushed, (int64_t)n);
+            o->flushed += (int64_t)n;
+            src += n;
+            len -= n;
+            continue;
+        }
+        size_t n = o->cap - o->used < len ? o->cap - o->used : len;
+        memcpy(o->buf + o->used, src, n);
+        o->used += n;
+        src += n;
+        len -= n;
+        if (o->used == o->cap) {
+            int32_t rc = flush(o, 0);
+            if (rc != ND_OK)
+                return rc;
+        }
+    }
+    return ND_OK;
+}
+
+int64_t nd_write_bytes(nd_handle output, const void *src, int64_t len)
+{
+    nd_output *o;
+    int32_t rc = enter(output, "nd_write_bytes", &o);
+    if (rc != ND_OK)
+        return rc;
+    if (len < 0 || (src == NULL && len > 0))
+        rc = nd__fail(ND_E_INVALID_ARGUMENT, "nd_write_bytes: %s",
+                      len < 0 ? "negative length" : "src is NULL");
+    else if (o->failed != ND_OK)
+        rc = still_failed(o, "nd_write_bytes");
+    else
+        rc = append(o, src, (size_t)len);
+    leave(output, o);
+    return rc == ND_OK ? len : rc;
+}
+
+int32_t nd_write_byte(nd_handle output, uint8_t b)
+{
+    nd_output *o;
+    int32_t rc = enter(output, "nd_write_byte", &o);
+    if (rc != ND_OK)
+        return rc;
+    rc = o->failed != ND_OK ? still_failed(o, "nd_write_byte") : append(o, &b, 1);
+    leave(output, o);
+    return rc;
+}
+
+int64_t nd_output_position(nd_handle output)
+{
+    nd_output *o;
+    int32_t rc = enter(output, "nd_output_position", &o);
+    if (rc != ND_OK)
+        return rc;
+    int64_t pos = o->flushed + (int64_t)o->used;
+    leave(output, o);
+    return pos;
+}
+
+int64_t nd_output_crc32(nd_handle output)
+{
+    nd_output *o;
+    int32_t rc = enter(output, "nd_output_crc32", &o);
+    if (rc != ND_OK)
+        return rc;
+    int64_t crc = (int64_t)(o->crc & 0xFFFFFFFFu);
+    leave(output, o);
+    return crc;
+}
+
+int32_t nd_output_strategy(nd_handle output)
+{
+    nd_output *o;
+    int32_t rc = enter(output, "nd_output_strategy", &o);
+    if (rc != ND_OK)
+        return rc;
+    rc = o->strategy;
+    leave(output, o);
+    return rc;
+}
+
+int32_t nd_output_sync(nd_handle output)
+{
+    nd_output *o;
+    int32_t rc = enter(output, "nd_output_sync", &o);
+    if (rc != ND_OK)
+        return rc;
+    if (o->failed != ND_OK) {
+        rc = still_failed(o, "nd_output_sync");
+    } else {
+        rc = flush(o, 1);
+        if (rc == ND_OK) {
+            rc = nd__os_fsync(o->fd, o->name);
+            if (rc != ND_OK)
+                fail_for_good(o, rc);
+        }
+    }
+    leave(output, o);
+    return rc;
+}
+
+#define OUTPUT_FLAGS \
+    (ND_IO_RANDOM | ND_IO_SEQUENTIAL | ND_IO_MERGE | ND_IO_REQUIRE_DIRECT | ND_IO_OVERWRITE)
+
+int32_t nd_create_output(nd_handle dir, const char *name, uint32_t flags, nd_handle *out_output)
+{
+    if (out_output == NULL)
+        return nd__fail(ND_E_INVALID_ARGUMENT, "nd_create_output: out_output is NULL");
+    *out_output = 0;
+    if (flags & ~OUTPUT_FLAGS)
+        return nd__fail(ND_E_INVALID_ARGUMENT, "nd_create_output: flags 0x%x are not output flags",
+                        flags & ~OUTPUT_FLAGS);
+    int32_t rc = nd__check_name("nd_create_output", name);
+    if (rc != ND_OK)
+        return rc;
+    nd_dir *d;
+    if ((rc = nd__dir_get(dir, "nd_create_output", &d)) != ND_OK)
+        return rc;
+    size_t nlen = strlen(name);
+    nd_output *o = calloc(1, sizeof(*o) + nlen + 1);
+    if (o == NULL) {
+        nd__handle_put(dir);
+        return nd__fail(ND_E_NO_MEMORY, "nd_create_output: out of memory");
+    }
+    memcpy(o->name, name, nlen + 1);
+    o->base.ops = &output_ops;
+    o->fd = ND_OS_FILE_INVALID;
+    o->crc = crc32_z(0L, Z_NULL, 0);
+    nd_open_mode mode = (flags & ND_IO_OVERWRITE) ? ND_OPEN_CREATE_REPLACE : ND_OPEN_CREATE_NEW;
+    int merge = (flags & (ND_IO_MERGE | ND_IO_REQUIRE_DIRECT)) != 0;
+    if (merge) {
+        rc = nd__os_open_file(d->os, name, mode, 1, &o->fd);
+        if (rc == ND_OK) {
+            o->strategy = ND_STRATEGY_DIRECT;
+        } else if (rc == ND_E_INVALID_ARGUMENT || rc == ND_E_NOT_SUPPORTED) {
+            if (flags & ND_IO_REQUIRE_DIRECT)
+                rc = nd__fail(ND_E_NOT_SUPPORTED,
+                              "nd_create_output: '%s' in '%s': the file system refuses direct I/O",
+                              name, nd__os_dir_path(d->os));
+            else
+                rc = ND_OK; /* fall back to drop-behind below */
+        }
+        /* a direct open that failed after creating the file leaves it: O_DIRECT is
+         * checked at open time on Linux, before creation, so nothing is left */
+    }
+    if (rc == ND_OK && o->fd == ND_OS_FILE_INVALID) {
+        rc = nd__os_open_file(d->os, name, mode, 0, &o->fd);
+        o->strategy = merge ? ND_STRATEGY_DROP_BEHIND : ND_STRATEGY_BUFFERED;
+    }
+    if (rc == ND_OK) {
+        o->align = o->strategy == ND_STRATEGY_DIRECT ? nd__os_direct_alignment(o->fd) : 64;
+        o->cap = o->strategy == ND_STRATEGY_BUFFERED ? OUT_BUFFERED : OUT_DIRECT;
+        o->cap = (o->cap + o->align - 1) / o->align * o->align;
+        o->buf = nd__os_aligned_alloc(o->align, o->cap);
+        o->mu = nd__mutex_new();
+        if (o->buf == NULL || o->mu == NULL)
+            rc = nd__fail(ND_E_NO_MEMORY, "nd_create_output: out of memory");
+        if (rc == ND_OK && o->strategy != ND_STRATEGY_DIRECT)
+            nd__os_advise(o->fd, 0, 0, ND_ADVICE_SEQUENTIAL);
+    }
+    if (rc == ND_OK)
+        rc = nd__handle_new(ND_KIND_OUTPUT, &o->base, out_output);
+    if (rc != ND_OK && o->fd != ND_OS_FILE_INVALID) {
+        nd__os_close_file(o->fd);
+        nd__os_unlink(d->os, name); /* we created it; leave nothing half-made */
+    }
+    nd__handle_put(dir);
+    if (rc != ND_OK) {
+        nd__mutex_free(o->mu);
+        nd__os_aligned_free(o->buf);
+        free(o);
+    }
+    return rc;
+}

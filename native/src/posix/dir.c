@@ -1,0 +1,173 @@
+/*
+ * dir.c - directories on POSIX: everything relative to one open descriptor.
+ *
+ * Every call names files with *at() functions relative to the descriptor the
+ * directory was opened with, so a later rename or replacement of the
+ * directory's path cannot redirect them, and O_NOFOLLOW / AT_SYMLINK_NOFOLLOW
+ * keep symbolic links from being followed.
+ */
+#include <dirent.h>
+#include <stdio.h> /* renameat */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../internal.h"
+#include "posix.h"
+
+struct nd_os_dir {
+    int fd;
+    char *path;
+};
+
+const char *nd__os_dir_path(const nd_os_dir *dir)
+{
+    return dir->path;
+}
+
+int nd__posix_dir_fd(const nd_os_dir *dir)
+{
+    return dir->fd;
+}
+
+/* mkdir -p: each missing component, tolerating a racing creator. */
+static int make_dirs(char *path)
+{
+    for (char *p = path + 1; *p != '\0'; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        int rc = mkdir(path, 0777);
+        int e = errno;
+        *p = '/';
+        if (rc != 0 && e != EEXIST)
+            return e;
+    }
+    if (mkdir(path, 0777) != 0 && errno != EEXIST)
+        return errno;
+    return 0;
+}
+
+int32_t nd__os_dir_open(const char *path, int create, nd_os_dir **out)
+{
+    nd_os_dir *d = calloc(1, sizeof(*d));
+    char *copy = strdup(path);
+    if (d == NULL || copy == NULL) {
+        free(d);
+        free(copy);
+        return nd__fail(ND_E_NO_MEMORY, "nd_open_dir: out of memory");
+    }
+    if (create) {
+        int e = make_dirs(copy);
+        if (e != 0) {
+            free(d);
+            free(copy);
+            return nd__fail_os(e, "nd_open_dir: mkdir '%s'", path);
+        }
+    }
+    int fd;
+    do
+        fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0) {
+        int e = errno;
+        free(d);
+        free(copy);
+        return nd__fail_os(e, "nd_open_dir: open '%s'", path);
+    }
+    d->fd = fd;
+    d->path = copy;
+    *out = d;
+    return ND_OK;
+}
+
+void nd__os_dir_free(nd_os_dir *dir)
+{
+    if (dir != NULL) {
+        close(dir->fd);
+        free(dir->path);
+        free(dir);
+    }
+}
+
+int32_t nd__os_dir_list(nd_os_dir *dir, nd_os_list_fn fn, void *ctx)
+{
+    /* a descriptor of our own: a DIR stream moves the offset it reads */
+    int fd = openat(dir->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return nd__fail_os(errno, "nd_list: open '%s'", dir->path);
+    DIR *ds = fdopendir(fd);
+    if (ds == NULL) {
+        int e = errno;
+        close(fd);
+        return nd__fail_os(e, "nd_list: fdopendir '%s'", dir->path);
+    }
+    int32_t rc = ND_OK;
+    for (;;) {
+        errno = 0;
+        struct dirent *de = readdir(ds);
+        if (de == NULL) {
+            if (errno != 0)
+                rc = nd__fail_os(errno, "nd_list: readdir '%s'", dir->path);
+            break;
+        }
+        int regular;
+#ifdef DT_REG
+        if (de->d_type == DT_REG)
+            regular = 1;
+        else if (de->d_type != DT_UNKNOWN)
+            regular = 0;
+        else
+#endif
+        {
+            struct stat st;
+            regular = fstatat(dir->fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                      S_ISREG(st.st_mode);
+        }
+        if (!regular)
+            continue;
+        rc = fn(ctx, de->d_name, strlen(de->d_name));
+        if (rc != ND_OK)
+            break;
+    }
+    closedir(ds);
+    return rc;
+}
+
+int32_t nd__os_stat(nd_os_dir *dir, const char *name, int *is_file, int64_t *len)
+{
+    struct stat st;
+    if (fstatat(dir->fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        int e = errno;
+        return nd__fail_os(e, "stat '%s' in '%s'", name, dir->path);
+    }
+    *is_file = S_ISREG(st.st_mode);
+    *len = (int64_t)st.st_size;
+    return ND_OK;
+}
+
+int32_t nd__os_unlink(nd_os_dir *dir, const char *name)
+{
+    if (unlinkat(dir->fd, name, 0) != 0)
+        return nd__fail_os(errno, "nd_delete_file: unlink '%s' in '%s'", name, dir->path);
+    return ND_OK;
+}
+
+int32_t nd__os_rename(nd_os_dir *dir, const char *from, const char *to)
+{
+    if (ND_FAULT(ND_FAULT_RENAME) || renameat(dir->fd, from, dir->fd, to) != 0)
+        return nd__fail_os(errno, "nd_rename: rename '%s' to '%s' in '%s'", from, to,
+                           dir->path);
+    return ND_OK;
+}
+
+int32_t nd__os_dir_sync(nd_os_dir *dir)
+{
+    int32_t rc = nd__posix_full_fsync(dir->fd);
+    if (rc != 0)
+        return nd__fail_os(rc, "nd_sync_dir: fsync '%s'", dir->path);
+    return ND_OK;
+}

@@ -1,0 +1,276 @@
+/*
+ * file.c - open files on POSIX: open, positional I/O, sync, advice.
+ */
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#  define _GNU_SOURCE /* O_DIRECT, sync_file_range, statx */
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../internal.h"
+#include "posix.h"
+
+/* One transfer's cap: Linux moves at most 0x7ffff000 bytes per call anyway. */
+#define ND_IO_CHUNK ((size_t)1 << 30)
+
+int32_t nd__os_open_file(nd_os_dir *dir, const char *name, nd_open_mode mode, int direct,
+                         nd_os_file *out)
+{
+    int oflags = O_CLOEXEC | O_NOFOLLOW;
+    switch (mode) {
+    case ND_OPEN_READ: oflags |= O_RDONLY; break;
+    case ND_OPEN_CREATE_NEW: oflags |= O_RDWR | O_CREAT | O_EXCL; break;
+    case ND_OPEN_CREATE_REPLACE: oflags |= O_RDWR | O_CREAT | O_TRUNC; break;
+    }
+#ifdef O_DIRECT
+    if (direct)
+        oflags |= O_DIRECT;
+#endif
+    int fd;
+    if (ND_FAULT(ND_FAULT_OPEN)) {
+        fd = -1;
+    } else {
+        do
+            fd = openat(nd__posix_dir_fd(dir), name, oflags, 0666);
+        while (fd < 0 && errno == EINTR);
+    }
+    if (fd < 0) {
+        int e = errno;
+        if (direct && e == EINVAL)
+            return nd__fail_os(e, "open '%s' in '%s' with direct I/O: the file system refuses it",
+                               name, nd__os_dir_path(dir));
+        if (e == ELOOP)
+            return nd__fail_os(e, "open '%s' in '%s': refusing to follow a symbolic link", name,
+                               nd__os_dir_path(dir));
+        return nd__fail_os(e, "open '%s' in '%s'", name, nd__os_dir_path(dir));
+    }
+    /* O_RDONLY opens directories and FIFOs too; only regular files are files here */
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        int e = S_ISDIR(st.st_mode) ? EISDIR : EACCES;
+        close(fd);
+        return nd__fail_os(e, "open '%s' in '%s': not a regular file", name,
+                           nd__os_dir_path(dir));
+    }
+#if defined(__APPLE__)
+    /* macOS has no O_DIRECT: F_NOCACHE turns the page cache off for this descriptor */
+    if (direct && fcntl(fd, F_NOCACHE, 1) != 0) {
+        int e = errno;
+        close(fd);
+        return nd__fail_os(e, "fcntl F_NOCACHE '%s' in '%s'", name, nd__os_dir_path(dir));
+    }
+#elif !defined(O_DIRECT)
+    if (direct) {
+        close(fd);
+        return nd__fail(ND_E_NOT_SUPPORTED, "open '%s': no direct I/O on this OS", name);
+    }
+#endif
+    *out = (nd_os_file)fd;
+    return ND_OK;
+}
+
+void nd__os_close_file(nd_os_file f)
+{
+    /* close is not retried on EINTR: on Linux the descriptor is gone either way */
+    if (f != ND_OS_FILE_INVALID)
+        close((int)f);
+}
+
+int32_t nd__os_lock(nd_os_dir *dir, const char *name, nd_os_file *out)
+{
+    int fd;
+    do
+        fd = openat(nd__posix_dir_fd(dir), name, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+                    0666);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0)
+        return nd__fail_os(errno, "nd_lock: open '%s' in '%s'", name, nd__os_dir_path(dir));
+    struct flock fl = {0};
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+#ifdef F_OFD_SETLK
+    /* open-file-description locks belong to this open, not to the process, so
+     * two handles in one process exclude each other as two processes do */
+    int rc = fcntl(fd, F_OFD_SETLK, &fl);
+#else
+    /* classic POSIX locks are per process: the common code adds an in-process
+     * table on top (see lock.c) */
+    int rc = fcntl(fd, F_SETLK, &fl);
+#endif
+    if (rc != 0) {
+        int e = errno;
+        close(fd);
+        if (e == EACCES || e == EAGAIN)
+            return nd__fail_os(e, "nd_lock: '%s' in '%s' is held", name, nd__os_dir_path(dir));
+        return nd__fail_os(e, "nd_lock: fcntl '%s' in '%s'", name, nd__os_dir_path(dir));
+    }
+    *out = (nd_os_file)fd;
+    return ND_OK;
+}
+
+int32_t nd__os_file_size(nd_os_file f, const char *what, int64_t *out)
+{
+    struct stat st;
+    if (fstat((int)f, &st) != 0)
+        return nd__fail_os(errno, "fstat '%s'", what);
+    *out = (int64_t)st.st_size;
+    return ND_OK;
+}
+
+int32_t nd__os_pread(nd_os_file f, const char *what, void *dst, size_t len, int64_t off,
+                     size_t *got)
+{
+    size_t done = 0;
+    while (done < len) {
+        size_t want = len - done < ND_IO_CHUNK ? len - done : ND_IO_CHUNK;
+        ssize_t n;
+        int fault = ND_FAULT_CHECK(ND_FAULT_READ);
+        if (fault == 1) {
+            n = -1;
+        } else {
+            if (fault == 2 && want > 1)
+                want /= 2;
+            n = pread((int)f, (char *)dst + done, want, (off_t)(off + (int64_t)done));
+        }
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            *got = done;
+            return nd__fail_os(errno, "pread '%s' at %lld", what, (long long)(off + (int64_t)done));
+        }
+        if (n == 0)
+            break;
+        done += (size_t)n;
+    }
+    *got = done;
+    return ND_OK;
+}
+
+int32_t nd__os_pwrite(nd_os_file f, const char *what, const void *src, size_t len, int64_t off)
+{
+    size_t done = 0;
+    while (done < len) {
+        size_t want = len - done < ND_IO_CHUNK ? len - done : ND_IO_CHUNK;
+        ssize_t n;
+        int fault = ND_FAULT_CHECK(ND_FAULT_WRITE);
+        if (fault == 1) {
+            n = -1;
+        } else {
+            if (fault == 2 && want > 1)
+                want /= 2;
+            n = pwrite((int)f, (const char *)src + done, want, (off_t)(off + (int64_t)done));
+        }
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return nd__fail_os(errno, "pwrite '%s' at %lld", what,
+                               (long long)(off + (int64_t)done));
+        }
+        if (n == 0) /* no progress and no errno: treat as a full device */
+            return nd__fail_os(ENOSPC, "pwrite '%s' at %lld wrote nothing", what,
+                               (long long)(off + (int64_t)done));
+        done += (size_t)n;
+    }
+    return ND_OK;
+}
+
+int32_t nd__os_truncate(nd_os_file f, const char *what, int64_t len)
+{
+    int rc;
+    do
+        rc = ftruncate((int)f, (off_t)len);
+    while (rc != 0 && errno == EINTR);
+    if (rc != 0)
+        return nd__fail_os(errno, "ftruncate '%s' to %lld", what, (long long)len);
+    return ND_OK;
+}
+
+int nd__posix_full_fsync(int fd)
+{
+    if (ND_FAULT(ND_FAULT_FSYNC))
+        return errno;
+#if defined(__APPLE__)
+    /* fsync on macOS only reaches the drive's cache; F_FULLFSYNC flushes it.
+     * Some file systems (SMB, FUSE) refuse it: fall back to a barrier, then fsync. */
+    if (fcntl(fd, F_FULLFSYNC) == 0)
+        return 0;
+#  ifdef F_BARRIERFSYNC
+    if (fcntl(fd, F_BARRIERFSYNC) == 0)
+        return 0;
+#  endif
+#endif
+    int rc;
+    do
+        rc = fsync(fd);
+    while (rc != 0 && errno == EINTR);
+    return rc == 0 ? 0 : errno;
+}
+
+int32_t nd__os_fsync(nd_os_file f, const char *what)
+{
+    int e = nd__posix_full_fsync((int)f);
+    if (e != 0)
+        return nd__fail_os(e, "fsync '%s'", what);
+    return ND_OK;
+}
+
+void nd__os_writeback(nd_os_file f, int64_t off, int64_t len)
+{
+#if defined(__linux__)
+    sync_file_range((int)f, (off_t)off, (off_t)len, SYNC_FILE_RANGE_WRITE);
+#else
+    (void)f, (void)off, (void)len;
+#endif
+}
+
+void nd__os_advise(nd_os_file f, int64_t off, int64_t len, nd_advice advice)
+{
+#if defined(POSIX_FADV_NORMAL) && !defined(__APPLE__)
+    int a = POSIX_FADV_NORMAL;
+    switch (advice) {
+    case ND_ADVICE_NORMAL: a = POSIX_FADV_NORMAL; break;
+    case ND_ADVICE_RANDOM: a = POSIX_FADV_RANDOM; break;
+    case ND_ADVICE_SEQUENTIAL: a = POSIX_FADV_SEQUENTIAL; break;
+    case ND_ADVICE_WILLNEED: a = POSIX_FADV_WILLNEED; break;
+    case ND_ADVICE_DONTNEED: a = POSIX_FADV_DONTNEED; break;
+    }
+    (void)posix_fadvise((int)f, (off_t)off, (off_t)len, a); /* advice: failure changes nothing */
+#elif defined(__APPLE__)
+    /* macOS has no posix_fadvise: F_RDADVISE reads ahead, F_RDAHEAD toggles read-ahead */
+    if (advice == ND_ADVICE_WILLNEED) {
+        struct radvisory ra;
+        ra.ra_offset = (off_t)off;
+        ra.ra_count = len > INT_MAX ? INT_MAX : (int)len;
+        (void)fcntl((int)f, F_RDADVISE, &ra);
+    } else if (advice == ND_ADVICE_RANDOM || advice == ND_ADVICE_SEQUENTIAL) {
+        (void)fcntl((int)f, F_RDAHEAD, advice == ND_ADVICE_SEQUENTIAL ? 1 : 0);
+    }
+#else
+    (void)f, (void)off, (void)len, (void)advice;
+#endif
+}
+
+uint32_t nd__os_direct_alignment(nd_os_file f)
+{
+#if defined(__linux__) && defined(STATX_DIOALIGN)
+    /* Linux 6.1+ says exactly what O_DIRECT needs on this file */
+    struct statx sx;
+    if (statx((int)f, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) == 0 &&
+        (sx.stx_mask & STATX_DIOALIGN) && sx.stx_dio_offset_align != 0) {
+        uint32_t a = sx.stx_dio_offset_align;
+        if (sx.stx_dio_mem_align > a)
+            a = sx.stx_dio_mem_align;
+        return a;
+    }
+#endif
+    /* otherwise the file system's block size: a multiple of the device's
+     * logical sector, so always enough */
+    struct stat st;
+    if (fstat((int)f, &st) == 0 && st.st_blksize >= 512 &&
+        (st.st_blksize & (st.st_blksize - 1)) == 0)
+        return (uint32_t)st.st_blksize;
+    return 4096;
+}

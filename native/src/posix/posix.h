@@ -1,0 +1,15 @@
+/*
+ * posix.h - what the POSIX files share.
+ */
+#ifndef ND_POSIX_H
+#define ND_POSIX_H
+
+#include "../fault.h"
+#include "../os.h"
+
+int nd__posix_dir_fd(const nd_os_dir *dir);
+/* fsync with the strongest durability the OS offers (F_FULLFSYNC on macOS);
+ * returns 0 or an errno. */
+int nd__posix_full_fsync(int fd);
+
+#endif /* ND_POSIX_H */

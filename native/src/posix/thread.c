@@ -1,0 +1,52 @@
+/*
+ * thread.c - mutexes and aligned memory on POSIX.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "../internal.h"
+
+struct nd_mutex {
+    pthread_mutex_t m;
+};
+
+nd_mutex *nd__mutex_new(void)
+{
+    nd_mutex *m = malloc(sizeof(*m));
+    if (m != NULL && pthread_mutex_init(&m->m, NULL) != 0) {
+        free(m);
+        return NULL;
+    }
+    return m;
+}
+
+void nd__mutex_free(nd_mutex *m)
+{
+    if (m != NULL) {
+        pthread_mutex_destroy(&m->m);
+        free(m);
+    }
+}
+
+void nd__mutex_lock(nd_mutex *m)
+{
+    pthread_mutex_lock(&m->m);
+}
+
+void nd__mutex_unlock(nd_mutex *m)
+{
+    pthread_mutex_unlock(&m->m);
+}
+
+void *nd__os_aligned_alloc(size_t align, size_t size)
+{
+    void *p = NULL;
+    if (align < sizeof(void *))
+        align = sizeof(void *);
+    return posix_memalign(&p, align, size) == 0 ? p : NULL;
+}
+
+void nd__os_aligned_free(void *p)
+{
+    free(p);
+}
