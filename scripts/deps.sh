@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs, with apt-get, whatever the build, the tests and the benchmark need
+# and this Debian machine lacks. Safe to run again: it installs only what is
+# missing. The .NET SDK is not a Debian package: it must already be on PATH.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config zlib1g-dev liburing-dev   # the library
+  libcmocka-dev strace clang lld                              # C tests, sanitizers, fuzzing, NativeAOT link
+  swig                                                        # .NET and Java glue
+  python3-dev python3-cffi python3-pytest                     # Python binding (Debian's /usr/bin/python3)
+  default-jdk-headless junit4                                 # Java binding
+  gnuplot-nox                                                 # benchmark chart
+  gcc-mingw-w64-x86-64 wine64                                 # Windows cross-build, tests under Wine
+  gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user       # Linux arm64 cross-build, tests under qemu
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "deps: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+if ! command -v dotnet >/dev/null 2>&1; then
+  echo "deps: the .NET SDK (dotnet) is not on PATH; the .NET suites will be reported as failed" >&2
+fi
