@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sys/file.h> /* flock */
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -88,23 +89,32 @@ int32_t nd__os_lock(nd_os_dir *dir, const char *name, nd_os_file *out)
     while (fd < 0 && errno == EINTR);
     if (fd < 0)
         return nd__fail_os(errno, "nd_lock: open '%s' in '%s'", name, nd__os_dir_path(dir));
-    struct flock fl = {0};
-    fl.l_type = F_WRLCK;
-    fl.l_whence = SEEK_SET;
 #ifdef F_OFD_SETLK
     /* open-file-description locks belong to this open, not to the process, so
      * two handles in one process exclude each other as two processes do */
-    int rc = fcntl(fd, F_OFD_SETLK, &fl);
+    struct flock fl = {0};
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    int rc;
+    do
+        rc = fcntl(fd, F_OFD_SETLK, &fl);
+    while (rc != 0 && errno == EINTR);
 #else
-    /* classic POSIX locks are per process: the common code adds an in-process
-     * table on top (see lock.c) */
-    int rc = fcntl(fd, F_SETLK, &fl);
+    /* macOS has no OFD locks, and classic fcntl locks are per process (and
+     * dropped by closing any descriptor of the file). flock locks belong to
+     * the open file description, which is the semantics we need. */
+    int rc;
+    do
+        rc = flock(fd, LOCK_EX | LOCK_NB);
+    while (rc != 0 && errno == EINTR);
 #endif
     if (rc != 0) {
         int e = errno;
         close(fd);
-        if (e == EACCES || e == EAGAIN)
-            return nd__fail_os(e, "nd_lock: '%s' in '%s' is held", name, nd__os_dir_path(dir));
+        if (e == EACCES || e == EAGAIN) { /* POSIX allows either for "held" */
+            nd__fail_os(e, "nd_lock: '%s' in '%s' is held", name, nd__os_dir_path(dir));
+            return ND_E_LOCKED;
+        }
         return nd__fail_os(e, "nd_lock: fcntl '%s' in '%s'", name, nd__os_dir_path(dir));
     }
     *out = (nd_os_file)fd;
