@@ -316,7 +316,11 @@ int64_t nd_input_position(nd_handle input)
     int32_t rc = input_get(input, "nd_input_position", &in);
     if (rc != ND_OK)
         return rc;
-    int64_t pos = in->pos;
+    int64_t pos = rc = cursor_enter(in, "nd_input_position");
+    if (rc == ND_OK) {
+        pos = in->pos;
+        cursor_leave(in);
+    }
     nd__handle_put(input);
     return pos;
 }
