@@ -70,7 +70,8 @@ enum {
     ND_E_NOT_SUPPORTED = -10,   /* e.g. ND_IO_REQUIRE_DIRECT where it is refused */
     ND_E_LOCKED = -11,          /* the lock is held by another handle or process */
     ND_E_NO_MEMORY = -12,       /* an allocation or a mapping failed             */
-    ND_E_TOO_MANY_OPEN = -13    /* the process or system is out of descriptors   */
+    ND_E_TOO_MANY_OPEN = -13,   /* the process or system is out of descriptors   */
+    ND_E_BUSY = -14             /* a ring is full: reap completions first        */
 };
 
 /** The code's name, e.g. "ND_E_NOT_FOUND"; "ND_E_UNKNOWN" for others; never NULL. */
@@ -242,6 +243,50 @@ ND_EXTERN int32_t nd_output_sync(nd_handle output);
 ND_EXTERN int32_t nd_output_strategy(nd_handle output);
 
 /* ------------------------------------------------------------------------ */
+/* Asynchronous reads. A ring takes positional reads and reports them done,  */
+/* with nothing allocated per read and no callbacks: one thread (or many)   */
+/* submits, one thread reaps. Linux uses io_uring where the kernel allows    */
+/* it and a small thread pool otherwise; Windows uses an I/O completion port.*/
+/* ------------------------------------------------------------------------ */
+
+/** nd_ring_open: use the thread-pool backend even where io_uring works. */
+#define ND_RING_FORCE_THREADS 1u
+
+/** What a ring runs on, as reported by nd_ring_backend. */
+enum {
+    ND_RING_IO_URING = 1,
+    ND_RING_THREADS = 2,
+    ND_RING_IOCP = 3
+};
+
+/** Creates a ring that holds up to `depth` reads in flight (1..4096). */
+ND_EXTERN int32_t nd_ring_open(uint32_t depth, uint32_t flags, nd_handle *out_ring);
+
+/** The ND_RING_* backend the ring runs on, or < 0. */
+ND_EXTERN int32_t nd_ring_backend(nd_handle ring);
+
+/**
+ * Starts reading `len` bytes at `offset` of `input` into `dst`, which must stay
+ * valid until the read's completion is reaped (or the ring is closed). `tag`
+ * comes back with the completion. A range past the end fails here with
+ * ND_E_EOF; a full ring with ND_E_BUSY. The input may be closed while the read
+ * is in flight: the read still completes.
+ */
+ND_EXTERN int32_t nd_ring_submit_read(nd_handle ring, nd_handle input, int64_t offset, void *dst,
+                                      int64_t len, uint64_t tag);
+
+/**
+ * Waits up to `timeout_ms` (0: do not wait, -1: no limit) for completions and
+ * stores up to `max` of them: tags[i] and results[i] (the length read, or a
+ * negative ND_E_* status). Returns how many were stored (0 on timeout), or < 0.
+ */
+ND_EXTERN int32_t nd_ring_reap(nd_handle ring, uint64_t *tags, int64_t *results, int32_t max,
+                               int32_t timeout_ms);
+
+/** Reads submitted and not yet reaped, or < 0. */
+ND_EXTERN int32_t nd_ring_in_flight(nd_handle ring);
+
+/* ------------------------------------------------------------------------ */
 /* Closing.                                                                  */
 /* ------------------------------------------------------------------------ */
 
@@ -249,7 +294,9 @@ ND_EXTERN int32_t nd_output_strategy(nd_handle output);
  * Closes any handle. An output flushes (and for direct I/O truncates to its
  * logical length) and reports a failure of that final flush; it does not
  * fsync (call nd_output_sync first). A second close gets ND_E_BAD_HANDLE.
- * Closing a directory leaves its inputs, outputs and locks working.
+ * Closing a directory leaves its inputs, outputs and locks working. Closing
+ * a ring wakes its reaper, waits for the reads in flight to finish (their
+ * buffers are not written after it returns) and drops their completions.
  */
 ND_EXTERN int32_t nd_close(nd_handle handle);
 

@@ -33,6 +33,7 @@ const char *nd_status_name(int32_t status)
     case ND_E_LOCKED: return "ND_E_LOCKED";
     case ND_E_NO_MEMORY: return "ND_E_NO_MEMORY";
     case ND_E_TOO_MANY_OPEN: return "ND_E_TOO_MANY_OPEN";
+    case ND_E_BUSY: return "ND_E_BUSY";
     default: return "ND_E_UNKNOWN";
     }
 }

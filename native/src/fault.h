@@ -3,7 +3,9 @@
  *
  * With ND_FAULT_INJECTION defined, ND_FAULT(point) asks fault.c whether this
  * call of `point` should fail; if so errno is set and the OS call is skipped.
- * Without it, ND_FAULT(point) is the constant 0 and costs nothing.
+ * Without it, ND_FAULT(point) is the constant 0 and costs nothing, and the
+ * control functions below do not exist: only the test variant of the library
+ * (tests/reliability) compiles fault.c.
  */
 #ifndef ND_FAULT_H
 #define ND_FAULT_H
@@ -17,10 +19,37 @@ typedef enum {
     ND_FAULT_POINTS = 5
 } nd_fault_point;
 
+/* What an armed point does to the calls it hits. */
+enum {
+    ND_FAULT_MODE_FAIL = 1, /* the call fails with the armed errno */
+    ND_FAULT_MODE_SHORT = 2 /* a transfer moves only part of what it was asked */
+};
+
 #ifdef ND_FAULT_INJECTION
 /* 1: fail this call (errno set); 2: make this transfer short (half); 0: go on. */
 int nd__fault_hit(nd_fault_point point);
 #  define ND_FAULT_CHECK(p) nd__fault_hit(p)
+
+/*
+ * Control, for tests. Calls are counted per point from the moment it is
+ * armed: `nth` = 1 is the very next call. Arming replaces what the point had.
+ * Arm a point while no other thread is inside the library's I/O on it; hits
+ * themselves are atomic and may come from any thread.
+ */
+/* The nth call from now fails with `err` (or, with ND_FAULT_MODE_SHORT, is short). */
+void nd__fault_set(nd_fault_point point, long nth, int err, int mode);
+/* Calls nth .. nth+times-1 are hit; times < 0: every call from the nth on. */
+void nd__fault_set_times(nd_fault_point point, long nth, long times, int err, int mode);
+/* Disarms every point and zeroes the per-arming counters (not the totals). */
+void nd__fault_clear(void);
+/* Calls of `point` seen since it was last armed or cleared. */
+long nd__fault_calls(nd_fault_point point);
+/* Faults injected at `point` since it was last armed or cleared. */
+long nd__fault_injected(nd_fault_point point);
+/* Faults injected at every point since the process started (for reports). */
+long nd__fault_injected_total(void);
+/* "open", "read", ... for messages; "?" for anything else. */
+const char *nd__fault_point_name(nd_fault_point point);
 #else
 #  define ND_FAULT_CHECK(p) 0
 #endif

@@ -179,6 +179,37 @@ int64_t nd_read_bytes(nd_handle input, int64_t offset, void *dst, int64_t len)
     return rc == ND_OK ? len : rc;
 }
 
+int32_t nd__input_begin_async(nd_handle h, int64_t off, void *dst, int64_t len, nd_os_file *fd,
+                              int64_t *file_off, int64_t *result)
+{
+    nd_input *in;
+    int32_t rc = input_get(h, "nd_ring_submit_read", &in);
+    if (rc != ND_OK)
+        return rc;
+    rc = range_check("nd_ring_submit_read", in, off, len);
+    if (rc == ND_OK && dst == NULL && len > 0)
+        rc = nd__fail(ND_E_INVALID_ARGUMENT, "nd_ring_submit_read: dst is NULL");
+    if (rc != ND_OK) {
+        nd__handle_put(h);
+        return rc;
+    }
+    nd_file *f = in->file;
+    int64_t at = in->start + off;
+    uint64_t a = f->align;
+    int async = f->strategy == ND_STRATEGY_BUFFERED || f->strategy == ND_STRATEGY_DROP_BEHIND ||
+                (f->strategy == ND_STRATEGY_DIRECT && (uintptr_t)dst % a == 0 &&
+                 (uint64_t)at % a == 0 && (uint64_t)len % a == 0);
+    if (async && len > 0) {
+        *fd = f->fd;
+        *file_off = at;
+    } else {
+        *fd = ND_OS_FILE_INVALID;
+        rc = len > 0 ? file_read(f, at, dst, (size_t)len) : ND_OK;
+        *result = rc == ND_OK ? len : rc;
+    }
+    return ND_OK;
+}
+
 int32_t nd_input_length(nd_handle input, int64_t *out_len)
 {
     if (out_len == NULL)

@@ -49,7 +49,8 @@ typedef enum {
     ND_KIND_DIR = 1,
     ND_KIND_INPUT = 2,
     ND_KIND_OUTPUT = 3,
-    ND_KIND_LOCK = 4
+    ND_KIND_LOCK = 4,
+    ND_KIND_RING = 5
 } nd_kind;
 
 /* Each kind's object starts with this header. `close` runs once, when the
@@ -88,5 +89,13 @@ typedef struct {
 
 /* dir.c */
 int32_t nd__dir_get(nd_handle h, const char *call, nd_dir **out);
+
+/* input.c, for rings: checks [off, off+len) of input `h` and takes a
+ * reference on it (the caller drops it with nd__handle_put(h) when the read
+ * is over). Where the read can go to the OS asynchronously, sets *fd and
+ * *file_off; otherwise (a mapping, an unaligned direct read) does it now and
+ * sets *fd to ND_OS_FILE_INVALID and *result to its outcome. */
+int32_t nd__input_begin_async(nd_handle h, int64_t off, void *dst, int64_t len, nd_os_file *fd,
+                              int64_t *file_off, int64_t *result);
 
 #endif /* ND_INTERNAL_H */

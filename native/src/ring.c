@@ -1,0 +1,185 @@
+/*
+ * ring.c - asynchronous positional reads: slots, handles and the public
+ * calls; the backends do the waiting.
+ */
+#include <stdlib.h>
+
+#include "ring.h"
+
+static int32_t ring_close(nd_object *obj)
+{
+    nd_ring *r = (nd_ring *)obj;
+    atomic_store(&r->closing, 1);
+    r->vt->wake(r);
+    /* reads in flight write into callers' buffers: finish them before returning */
+    r->vt->drain(r);
+    return ND_OK;
+}
+
+static void ring_destroy(nd_object *obj)
+{
+    nd_ring *r = (nd_ring *)obj;
+    if (r->vt != NULL)
+        r->vt->free(r);
+    nd__mutex_free(r->mu);
+    free(r->ops);
+    free(r);
+}
+
+static const nd_object_ops ring_ops = {ring_close, ring_destroy};
+
+static int32_t ring_get(nd_handle h, const char *call, nd_ring **out)
+{
+    nd_object *obj;
+    int32_t rc = nd__handle_get(h, ND_KIND_RING, call, &obj);
+    if (rc == ND_OK)
+        *out = (nd_ring *)obj;
+    return rc;
+}
+
+int32_t nd_ring_open(uint32_t depth, uint32_t flags, nd_handle *out_ring)
+{
+    if (out_ring == NULL)
+        return nd__fail(ND_E_INVALID_ARGUMENT, "nd_ring_open: out_ring is NULL");
+    *out_ring = 0;
+    if (depth == 0 || depth > 4096)
+        return nd__fail(ND_E_INVALID_ARGUMENT, "nd_ring_open: depth %u is not in 1..4096", depth);
+    if (flags & ~ND_RING_FORCE_THREADS)
+        return nd__fail(ND_E_INVALID_ARGUMENT, "nd_ring_open: unknown flags 0x%x", flags);
+    nd_ring *r = calloc(1, sizeof(*r));
+    if (r == NULL)
+        return nd__fail(ND_E_NO_MEMORY, "nd_ring_open: out of memory");
+    r->base.ops = &ring_ops;
+    r->depth = depth;
+    r->ops = calloc(depth, sizeof(nd_ring_op));
+    r->mu = nd__mutex_new();
+    if (r->ops == NULL || r->mu == NULL) {
+        nd__mutex_free(r->mu);
+        free(r->ops);
+        free(r);
+        return nd__fail(ND_E_NO_MEMORY, "nd_ring_open: out of memory");
+    }
+    for (uint32_t i = 0; i < depth; i++)
+        r->ops[i].next = i + 2 <= depth ? i + 2 : 0;
+    r->free_head = 1;
+    int32_t rc = ND_E_NOT_SUPPORTED;
+    if (!(flags & ND_RING_FORCE_THREADS))
+        rc = nd__ring_native_init(r);
+    if (rc == ND_E_NOT_SUPPORTED)
+        rc = nd__ring_threads_init(r);
+    if (rc == ND_OK) {
+        rc = nd__handle_new(ND_KIND_RING, &r->base, out_ring);
+    }
+    if (rc != ND_OK)
+        ring_destroy(&r->base);
+    return rc;
+}
+
+int32_t nd_ring_backend(nd_handle ring)
+{
+    nd_ring *r;
+    int32_t rc = ring_get(ring, "nd_ring_backend", &r);
+    if (rc != ND_OK)
+        return rc;
+    rc = r->backend;
+    nd__handle_put(ring);
+    return rc;
+}
+
+int32_t nd_ring_in_flight(nd_handle ring)
+{
+    nd_ring *r;
+    int32_t rc = ring_get(ring, "nd_ring_in_flight", &r);
+    if (rc != ND_OK)
+        return rc;
+    rc = atomic_load(&r->in_flight);
+    nd__handle_put(ring);
+    return rc;
+}
+
+static void free_slot(nd_ring *r, uint32_t index)
+{
+    nd__mutex_lock(r->mu);
+    r->ops[index].next = r->free_head;
+    r->free_head = index + 1;
+    nd__mutex_unlock(r->mu);
+    atomic_fetch_sub(&r->in_flight, 1);
+}
+
+int32_t nd_ring_submit_read(nd_handle ring, nd_handle input, int64_t offset, void *dst,
+                            int64_t len, uint64_t tag)
+{
+    nd_ring *r;
+    int32_t rc = ring_get(ring, "nd_ring_submit_read", &r);
+    if (rc != ND_OK)
+        return rc;
+    nd__mutex_lock(r->mu);
+    uint32_t index = r->free_head;
+    if (index != 0) {
+        r->free_head = r->ops[index - 1].next;
+        atomic_fetch_add(&r->in_flight, 1);
+    }
+    nd__mutex_unlock(r->mu);
+    if (index != 0 && atomic_load(&r->closing)) { /* lost a race with nd_close */
+        free_slot(r, index - 1);
+        nd__handle_put(ring);
+        return nd__fail(ND_E_BAD_HANDLE, "nd_ring_submit_read: the ring is closing");
+    }
+    if (index == 0) {
+        nd__handle_put(ring);
+        return nd__fail(ND_E_BUSY, "nd_ring_submit_read: all %u slots are in flight; reap first",
+                        r->depth);
+    }
+    index--;
+    nd_ring_op *op = &r->ops[index];
+    op->input = input;
+    op->dst = dst;
+    op->left = (size_t)(len > 0 ? len : 0);
+    op->len = len;
+    op->tag = tag;
+    op->result = 0;
+    rc = nd__input_begin_async(input, offset, dst, len, &op->fd, &op->off, &op->result);
+    if (rc != ND_OK) {
+        free_slot(r, index);
+    } else {
+        rc = r->vt->start(r, index);
+        if (rc != ND_OK) {
+            nd__handle_put(input);
+            free_slot(r, index);
+        }
+    }
+    nd__handle_put(ring);
+    return rc;
+}
+
+int32_t nd_ring_reap(nd_handle ring, uint64_t *tags, int64_t *results, int32_t max,
+                     int32_t timeout_ms)
+{
+    if (tags == NULL || results == NULL || max <= 0 || timeout_ms < -1)
+        return nd__fail(ND_E_INVALID_ARGUMENT, "nd_ring_reap: %s",
+                        max <= 0 ? "max must be positive"
+                        : timeout_ms < -1 ? "timeout must be -1, 0 or positive"
+                                          : "tags or results is NULL");
+    nd_ring *r;
+    int32_t rc = ring_get(ring, "nd_ring_reap", &r);
+    if (rc != ND_OK)
+        return rc;
+    rc = atomic_load(&r->closing) ? 0 : r->vt->reap(r, tags, results, max, timeout_ms);
+    nd__handle_put(ring);
+    return rc;
+}
+
+void nd__ring_complete(nd_ring *r, uint32_t index, uint64_t *tags, int64_t *results, int32_t n)
+{
+    nd_ring_op *op = &r->ops[index];
+    tags[n] = op->tag;
+    results[n] = op->result;
+    nd__handle_put(op->input);
+    free_slot(r, index);
+}
+
+void nd__ring_discard(nd_ring *r, uint32_t index)
+{
+    nd__handle_put(r->ops[index].input);
+    free_slot(r, index);
+}

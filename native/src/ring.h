@@ -1,0 +1,66 @@
+/*
+ * ring.h - what ring.c shares with the asynchronous backends
+ * (posix/ring_uring.c, posix/ring_threads.c, windows/ring_iocp.c).
+ */
+#ifndef ND_RING_H
+#define ND_RING_H
+
+#include "internal.h"
+
+/* One read in flight. The slots are allocated with the ring: nothing is
+ * allocated per read. */
+typedef struct {
+    nd_handle input; /* held from submit to completion */
+    nd_os_file fd;   /* ND_OS_FILE_INVALID: already done at submit */
+    int64_t off;     /* file offset of the first byte still to read */
+    uint8_t *dst;    /* where that byte goes */
+    size_t left;     /* bytes still to read */
+    int64_t len;     /* the whole read, for the result */
+    uint64_t tag;
+    int64_t result;  /* set when done */
+    uint32_t next;   /* free list link (index + 1) */
+} nd_ring_op;
+
+typedef struct nd_ring nd_ring;
+
+typedef struct {
+    /* Starts op `index` (its fd may be ND_OS_FILE_INVALID: then only its
+     * completion is to be reported). */
+    int32_t (*start)(nd_ring *r, uint32_t index);
+    /* Waits up to timeout_ms for completions; for each finished op calls
+     * nd__ring_complete(); returns how many it stored, 0 on timeout, < 0. */
+    int32_t (*reap)(nd_ring *r, uint64_t *tags, int64_t *results, int32_t max,
+                    int32_t timeout_ms);
+    /* Makes a blocked reap return now. */
+    void (*wake)(nd_ring *r);
+    /* Waits until no op is in flight, dropping completions (ring close). */
+    void (*drain)(nd_ring *r);
+    /* Frees the backend's state (the last user of the ring is gone). */
+    void (*free)(nd_ring *r);
+} nd_ring_backend_ops;
+
+struct nd_ring {
+    nd_object base;
+    int backend;
+    uint32_t depth;
+    nd_ring_op *ops;
+    nd_mutex *mu; /* free list */
+    uint32_t free_head;
+    _Atomic int32_t in_flight;
+    _Atomic int closing;
+    const nd_ring_backend_ops *vt;
+    void *impl;
+};
+
+/* Reports op `index` as done with op->result: stores it in tags/results at
+ * position n, drops the input, frees the slot. */
+void nd__ring_complete(nd_ring *r, uint32_t index, uint64_t *tags, int64_t *results, int32_t n);
+/* Drops an op without reporting it (ring shutdown). */
+void nd__ring_discard(nd_ring *r, uint32_t index);
+
+/* The OS's own asynchronous I/O (io_uring, IOCP): ND_E_NOT_SUPPORTED where
+ * it is missing or refused, and the ring falls back to nd__ring_threads_init. */
+int32_t nd__ring_native_init(nd_ring *r);
+int32_t nd__ring_threads_init(nd_ring *r);
+
+#endif /* ND_RING_H */
