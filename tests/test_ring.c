@@ -1,0 +1,310 @@
+/*
+ * test_ring.c - asynchronous reads: submit/reap, a full ring, timeouts, reads
+ * past the end, inputs and rings closed with reads in flight, on both
+ * backends (the thread pool is forced with ND_RING_FORCE_THREADS).
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support.h"
+
+#define FILE_LEN (4u << 20)
+#define BLOCK 4096
+#define DEPTH 32
+
+typedef struct {
+    tst_env env;
+    uint8_t *data;
+} ring_env;
+
+static int setup(void **state)
+{
+    ring_env *e = calloc(1, sizeof(*e));
+    void *inner = NULL;
+    if (e == NULL || tst_setup(&inner) != 0)
+        return -1;
+    e->env = *(tst_env *)inner;
+    free(inner);
+    e->data = tst_random_buffer(FILE_LEN, 42);
+    char path[TST_PATH_MAX];
+    if (tst_write_file(tst_join(path, sizeof path, e->env.dir_path, "f"), e->data, FILE_LEN) != 0)
+        return -1;
+    *state = e;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    ring_env *e = *state;
+    free(e->data);
+    tst_env *copy = malloc(sizeof(*copy));
+    *copy = e->env;
+    void *inner = copy;
+    free(e);
+    return tst_teardown(&inner);
+}
+
+static const uint32_t strategies[] = {0, ND_IO_MMAP, ND_IO_MERGE};
+static const uint32_t backends[] = {0, ND_RING_FORCE_THREADS};
+
+static void *aligned(size_t len)
+{
+    void *p = NULL;
+    return posix_memalign(&p, BLOCK, len) == 0 ? p : NULL;
+}
+
+/* Submits DEPTH random aligned reads and reaps them all, checking each. */
+static void round_trip(ring_env *e, nd_handle ring, nd_handle in, uint8_t *dst, uint64_t seed)
+{
+    int64_t offs[DEPTH];
+    for (int k = 0; k < DEPTH; k++) {
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        offs[k] = (int64_t)((seed >> 33) % (FILE_LEN / BLOCK)) * BLOCK;
+        assert_status(ND_OK, nd_ring_submit_read(ring, in, offs[k], dst + (size_t)k * BLOCK, BLOCK,
+                                                 (uint64_t)k + 1000));
+    }
+    int got = 0;
+    int seen[DEPTH] = {0};
+    while (got < DEPTH) {
+        uint64_t tags[DEPTH];
+        int64_t res[DEPTH];
+        int32_t n = nd_ring_reap(ring, tags, res, DEPTH, 5000);
+        assert_true(n > 0);
+        for (int j = 0; j < n; j++) {
+            uint64_t k = tags[j] - 1000;
+            assert_true(k < DEPTH);
+            assert_int_equal(seen[k], 0);
+            seen[k] = 1;
+            assert_int_equal(res[j], BLOCK);
+            assert_memory_equal(dst + k * BLOCK, e->data + offs[k], BLOCK);
+        }
+        got += n;
+    }
+    assert_int_equal(nd_ring_in_flight(ring), 0);
+}
+
+static void test_reads_every_backend_and_strategy(void **state)
+{
+    ring_env *e = *state;
+    uint8_t *dst = aligned((size_t)DEPTH * BLOCK);
+    for (size_t b = 0; b < 2; b++) {
+        for (size_t s = 0; s < 3; s++) {
+            nd_handle ring, in;
+            assert_status(ND_OK, nd_ring_open(DEPTH, backends[b], &ring));
+            if (b == 1)
+                assert_int_equal(nd_ring_backend(ring), ND_RING_THREADS);
+            else if (nd_ring_backend(ring) != ND_RING_IO_URING)
+                tst_loud_skip("io_uring backend", "the kernel refused io_uring; the default ring "
+                                                  "fell back to threads");
+            assert_status(ND_OK, nd_open_input(e->env.dir, "f", strategies[s], &in));
+            for (uint64_t round = 0; round < 20; round++)
+                round_trip(e, ring, in, dst, round * 7 + s);
+            assert_status(ND_OK, nd_close(in));
+            assert_status(ND_OK, nd_close(ring));
+        }
+    }
+    free(dst);
+}
+
+static void test_unaligned_and_odd_reads(void **state)
+{
+    ring_env *e = *state;
+    uint8_t *dst = malloc(100003);
+    for (size_t b = 0; b < 2; b++) {
+        for (size_t s = 0; s < 3; s++) {
+            nd_handle ring, in;
+            assert_status(ND_OK, nd_ring_open(4, backends[b], &ring));
+            assert_status(ND_OK, nd_open_input(e->env.dir, "f", strategies[s], &in));
+            assert_status(ND_OK, nd_ring_submit_read(ring, in, 12345, dst + 1, 100001, 7));
+            assert_status(ND_OK, nd_ring_submit_read(ring, in, FILE_LEN - 1, dst, 1, 8));
+            assert_status(ND_OK, nd_ring_submit_read(ring, in, 5, dst, 0, 9)); /* empty read */
+            int got = 0;
+            while (got < 3) {
+                uint64_t tags[4];
+                int64_t res[4];
+                int32_t n = nd_ring_reap(ring, tags, res, 4, 5000);
+                assert_true(n > 0);
+                for (int j = 0; j < n; j++)
+                    assert_int_equal(res[j], tags[j] == 7 ? 100001 : tags[j] == 8 ? 1 : 0);
+                got += n;
+            }
+            assert_memory_equal(dst + 1, e->data + 12345, 100000); /* dst[0] was rewritten by tag 8 */
+            assert_int_equal(dst[0], e->data[FILE_LEN - 1]);
+            nd_close(in);
+            nd_close(ring);
+        }
+    }
+    free(dst);
+}
+
+static void test_full_ring_timeout_and_eof(void **state)
+{
+    ring_env *e = *state;
+    uint8_t *dst = aligned(4 * BLOCK);
+    for (size_t b = 0; b < 2; b++) {
+        nd_handle ring, in;
+        assert_status(ND_OK, nd_ring_open(2, backends[b], &ring));
+        assert_status(ND_OK, nd_open_input(e->env.dir, "f", 0, &in));
+        uint64_t tag;
+        int64_t res;
+        /* nothing in flight: a timed reap returns 0, a polling one too */
+        assert_int_equal(nd_ring_reap(ring, &tag, &res, 1, 30), 0);
+        assert_int_equal(nd_ring_reap(ring, &tag, &res, 1, 0), 0);
+        /* past the end fails at submit and takes no slot */
+        assert_status(ND_E_EOF, nd_ring_submit_read(ring, in, FILE_LEN - 10, dst, 11, 1));
+        assert_status(ND_E_INVALID_ARGUMENT, nd_ring_submit_read(ring, in, -1, dst, 1, 1));
+        assert_status(ND_E_INVALID_ARGUMENT, nd_ring_submit_read(ring, in, 0, NULL, 1, 1));
+        assert_int_equal(nd_ring_in_flight(ring), 0);
+        assert_status(ND_OK, nd_ring_submit_read(ring, in, 0, dst, BLOCK, 1));
+        assert_status(ND_OK, nd_ring_submit_read(ring, in, BLOCK, dst + BLOCK, BLOCK, 2));
+        assert_status(ND_E_BUSY, nd_ring_submit_read(ring, in, 0, dst + 2 * BLOCK, BLOCK, 3));
+        assert_message_contains("reap first");
+        int got = 0;
+        while (got < 2) {
+            int32_t n = nd_ring_reap(ring, &tag, &res, 1, 5000);
+            assert_int_equal(n, 1);
+            assert_int_equal(res, BLOCK);
+            got++;
+        }
+        /* a slot is free again */
+        assert_status(ND_OK, nd_ring_submit_read(ring, in, 0, dst, BLOCK, 4));
+        assert_int_equal(nd_ring_reap(ring, &tag, &res, 1, 5000), 1);
+        assert_int_equal(tag, 4);
+        nd_close(in);
+        nd_close(ring);
+    }
+    free(dst);
+}
+
+static void test_bad_arguments_and_handles(void **state)
+{
+    ring_env *e = *state;
+    nd_handle ring, in;
+    assert_status(ND_E_INVALID_ARGUMENT, nd_ring_open(0, 0, &ring));
+    assert_status(ND_E_INVALID_ARGUMENT, nd_ring_open(4097, 0, &ring));
+    assert_status(ND_E_INVALID_ARGUMENT, nd_ring_open(4, 0x80, &ring));
+    assert_status(ND_E_INVALID_ARGUMENT, nd_ring_open(4, 0, NULL));
+    assert_status(ND_OK, nd_ring_open(4, 0, &ring));
+    assert_status(ND_OK, nd_open_input(e->env.dir, "f", 0, &in));
+    uint64_t tag;
+    int64_t res;
+    uint8_t b[8];
+    assert_status(ND_E_INVALID_ARGUMENT, nd_ring_reap(ring, NULL, &res, 1, 0));
+    assert_status(ND_E_INVALID_ARGUMENT, nd_ring_reap(ring, &tag, NULL, 1, 0));
+    assert_status(ND_E_INVALID_ARGUMENT, nd_ring_reap(ring, &tag, &res, 0, 0));
+    assert_status(ND_E_INVALID_ARGUMENT, nd_ring_reap(ring, &tag, &res, 1, -2));
+    /* wrong kinds both ways */
+    assert_status(ND_E_BAD_HANDLE, nd_ring_submit_read(in, in, 0, b, 1, 0));
+    assert_status(ND_E_BAD_HANDLE, nd_ring_submit_read(ring, ring, 0, b, 1, 0));
+    assert_status(ND_E_BAD_HANDLE, nd_ring_submit_read(ring, e->env.dir, 0, b, 1, 0));
+    assert_status(ND_E_BAD_HANDLE, nd_ring_backend(in));
+    assert_status(ND_E_BAD_HANDLE, nd_ring_reap(e->env.dir, &tag, &res, 1, 0));
+    assert_int_equal(nd_ring_in_flight(ring), 0); /* failed submits took no slot */
+    assert_status(ND_OK, nd_close(ring));
+    assert_status(ND_E_BAD_HANDLE, nd_close(ring));
+    assert_status(ND_E_BAD_HANDLE, nd_ring_submit_read(ring, in, 0, b, 1, 0));
+    assert_status(ND_E_BAD_HANDLE, nd_ring_reap(ring, &tag, &res, 1, 0));
+    assert_status(ND_E_BAD_HANDLE, nd_ring_in_flight(ring));
+    nd_close(in);
+}
+
+/* Reads keep the input alive: closing it with reads in flight is safe and the
+ * reads complete with the right bytes. */
+static void test_close_input_with_reads_in_flight(void **state)
+{
+    ring_env *e = *state;
+    uint8_t *dst = aligned((size_t)DEPTH * BLOCK);
+    for (size_t b = 0; b < 2; b++) {
+        for (size_t s = 0; s < 3; s++) {
+            nd_handle ring, in;
+            assert_status(ND_OK, nd_ring_open(DEPTH, backends[b], &ring));
+            assert_status(ND_OK, nd_open_input(e->env.dir, "f", strategies[s], &in));
+            for (int k = 0; k < DEPTH; k++)
+                assert_status(ND_OK, nd_ring_submit_read(ring, in, (int64_t)k * BLOCK * 3,
+                                                         dst + (size_t)k * BLOCK, BLOCK, k));
+            assert_status(ND_OK, nd_close(in));
+            int got = 0;
+            while (got < DEPTH) {
+                uint64_t tags[DEPTH];
+                int64_t res[DEPTH];
+                int32_t n = nd_ring_reap(ring, tags, res, DEPTH, 5000);
+                assert_true(n > 0);
+                for (int j = 0; j < n; j++) {
+                    assert_int_equal(res[j], BLOCK);
+                    assert_memory_equal(dst + tags[j] * BLOCK, e->data + tags[j] * BLOCK * 3, BLOCK);
+                }
+                got += n;
+            }
+            assert_status(ND_OK, nd_close(ring));
+        }
+    }
+    free(dst);
+}
+
+/* Closing the ring with reads in flight waits for them: afterwards nothing
+ * writes into the buffers, so freeing them is safe (ASan checks this). */
+static void test_close_ring_with_reads_in_flight(void **state)
+{
+    ring_env *e = *state;
+    for (size_t b = 0; b < 2; b++) {
+        for (int round = 0; round < 10; round++) {
+            nd_handle ring, in;
+            uint8_t *dst = aligned((size_t)DEPTH * BLOCK);
+            assert_status(ND_OK, nd_ring_open(DEPTH, backends[b], &ring));
+            assert_status(ND_OK, nd_open_input(e->env.dir, "f", 0, &in));
+            for (int k = 0; k < DEPTH; k++)
+                assert_status(ND_OK, nd_ring_submit_read(ring, in, (int64_t)k * BLOCK,
+                                                         dst + (size_t)k * BLOCK, BLOCK, k));
+            assert_status(ND_OK, nd_close(ring));
+            free(dst);
+            assert_status(ND_OK, nd_close(in));
+        }
+    }
+}
+
+typedef struct {
+    nd_handle ring;
+    int32_t result;
+} reaper_arg;
+
+static void *blocked_reaper(void *p)
+{
+    reaper_arg *a = p;
+    uint64_t tag;
+    int64_t res;
+    a->result = nd_ring_reap(a->ring, &tag, &res, 1, -1);
+    return NULL;
+}
+
+/* A reaper waiting without a time limit is woken by nd_close. */
+static void test_close_wakes_a_blocked_reaper(void **state)
+{
+    (void)state;
+    for (size_t b = 0; b < 2; b++) {
+        reaper_arg a = {0, 99};
+        assert_status(ND_OK, nd_ring_open(4, backends[b], &a.ring));
+        pthread_t t;
+        assert_int_equal(pthread_create(&t, NULL, blocked_reaper, &a), 0);
+        /* let it block (if it has not yet, it sees the closed ring instead) */
+        struct timespec ts = {0, 50 * 1000000L};
+        nanosleep(&ts, NULL);
+        assert_status(ND_OK, nd_close(a.ring));
+        assert_int_equal(pthread_join(t, NULL), 0);
+        assert_true(a.result == 0 || a.result == ND_E_BAD_HANDLE);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_reads_every_backend_and_strategy),
+        cmocka_unit_test(test_unaligned_and_odd_reads),
+        cmocka_unit_test(test_full_ring_timeout_and_eof),
+        cmocka_unit_test(test_bad_arguments_and_handles),
+        cmocka_unit_test(test_close_input_with_reads_in_flight),
+        cmocka_unit_test(test_close_ring_with_reads_in_flight),
+        cmocka_unit_test(test_close_wakes_a_blocked_reaper),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
