@@ -1,0 +1,108 @@
+/*
+ * bench.h - what the parts of nd_bench share: the configuration, the shared
+ * test data, result rows and the measuring loop.
+ *
+ * Every workload is measured beside its limit in the same process and the
+ * same run, so ratios stay meaningful on a noisy, shared machine where
+ * absolute times do not.
+ */
+#ifndef ND_BENCH_H
+#define ND_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nativedir.h"
+
+#define BENCH_MAX_RUNS 101
+#define BENCH_MAX_ROWS 128
+
+typedef struct {
+    int64_t size;         /* bytes of the file of record */
+    int runs;             /* timed runs per row (a warm-up run comes first) */
+    size_t chunk;         /* write and sequential read chunk */
+    int random_reads;     /* 64-byte reads per ReadRandom run (and per thread) */
+    int direct_random;    /* fewer for direct I/O, whose reads each reach the device */
+    int quick;
+    const char *dir;      /* parent of the scratch directory */
+    const char *out_dir;  /* where c.json goes */
+
+    char work[4096];      /* the scratch directory (created, removed at exit) */
+    int work_fd;          /* O_DIRECTORY descriptor of it, for raw baselines */
+    nd_handle nd_dir;     /* the same directory through nativedir */
+    uint32_t dio_align;   /* what raw O_DIRECT needs here */
+    const char *fs_type;
+
+    uint8_t *data;        /* the file's bytes, in memory (aligned for O_DIRECT) */
+    int64_t *offsets;     /* 2 * random_reads random offsets, each + 64 <= size */
+    uint64_t byte_sum;    /* byte_sum() over data: every byte loop must get it */
+    uint64_t random_sum;  /* fold of the 64-byte reads at offsets[0..random_reads) */
+} bench;
+
+#define NOT_SET (-1.0)
+
+typedef struct {
+    const char *group;
+    char name[96];
+    char baseline[96];   /* "" when this row is its group's baseline */
+    char target[64];     /* "" when the issue sets no target */
+    char note[160];
+    double ms[BENCH_MAX_RUNS];
+    double cached[BENCH_MAX_RUNS]; /* % of the file in the page cache after the run */
+    int n;
+    double median, min, max, ratio;
+    double cached_pct;   /* median of cached[], NOT_SET if not measured */
+    double speedup;      /* baseline median / this median, for thread scaling rows */
+    int met;             /* 1, 0, or -1 (no target) */
+} row;
+
+/* One run of a workload: does its own untimed setup and teardown and returns
+ * the milliseconds of the timed part only. `cached` may be set to the share
+ * of the file left in the page cache (percent). */
+typedef double (*run_fn)(bench *b, void *ctx, double *cached);
+
+/* ---- report.c ---- */
+row *bench_row(const char *group, const char *name, const char *baseline);
+/* warm-up, then b->runs timed runs of fn; fills r's statistics */
+void bench_measure(bench *b, row *r, run_fn fn, void *ctx);
+/* computes ratios (and speed-ups) against each row's baseline in its group */
+void bench_finish_ratios(void);
+/* sets r's target to "<= limit" on its ratio and whether it was met */
+void bench_target_ratio(row *r, double limit);
+void bench_print_table(const bench *b);
+int bench_write_json(const bench *b, const char *path);
+row *bench_find(const char *group, const char *name);
+
+/* ---- sys.c ---- */
+double now_ms(void);
+uint32_t dio_alignment(int fd);      /* statx STATX_DIOALIGN, else st_blksize */
+const char *fs_type_name(int fd);    /* "ext4", "tmpfs", ... */
+double cached_percent(int dirfd, const char *name); /* mincore on a fresh mapping */
+void evict(int dirfd, const char *name);  /* fsync, then drop the file's pages */
+void *aligned_or_die(size_t align, size_t size);
+void die(const char *fmt, ...);
+void nd_check(int64_t rc, const char *what); /* dies with nativedir's message on rc < 0 */
+
+/* Dependent checksum: each step needs the previous one, so the compiler can
+ * neither drop nor vectorise a byte loop built on it. Not inlined, so every
+ * byte loop (in memory or through a window) runs the same machine code. */
+uint64_t byte_sum(uint64_t sum, const uint8_t *p, size_t n);
+static inline uint64_t fold8(uint64_t sum, const uint8_t *p)
+{
+    uint64_t v;
+    __builtin_memcpy(&v, p, 8);
+    return sum * 31 + v;
+}
+
+/* ---- workloads ---- */
+void bench_write(bench *b);
+void bench_read_sequential(bench *b);
+void bench_read_bytes(bench *b);
+void bench_read_random(bench *b);
+void bench_concurrent(bench *b);
+void bench_buffer_sweep(bench *b);
+
+#define DATA_NAME "r.dat"  /* the file every read workload reads */
+#define WRITE_NAME "w.dat" /* the file every write workload writes */
+
+#endif /* ND_BENCH_H */

@@ -1,0 +1,285 @@
+/*
+ * nd_bench.c - the C benchmark of the workload of record: a 64 MiB file
+ * written and read through each of nativedir's strategies, each beside the
+ * limit measured in the same run (memcpy, raw pread, raw O_DIRECT, a byte
+ * loop over memory). Prints a table and writes $ND_BENCH_OUT/c.json in the
+ * format every language's benchmark shares (bench/runner.py merges them).
+ *
+ *   nd_bench [--quick] [--size-mib N] [--runs N] [--dir PATH] [--out DIR]
+ *            [--chunk-kib N] [--random-reads N] [--only GROUP,GROUP...]
+ *
+ * The file lives on a real disk (default: a directory under the build tree,
+ * or $ND_BENCH_DIR): direct I/O and the page-cache figures mean nothing on
+ * tmpfs, so the benchmark says so loudly when it finds itself there.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+#ifndef ND_BENCH_DEFAULT_DIR
+#define ND_BENCH_DEFAULT_DIR "bench-scratch"
+#endif
+#ifndef ND_BENCH_DEFAULT_OUT
+#define ND_BENCH_DEFAULT_OUT "build/bench/results"
+#endif
+
+static bench B;
+
+static void usage(void)
+{
+    fputs("usage: nd_bench [--quick] [--size-mib N] [--runs N] [--dir PATH] [--out DIR]\n"
+          "                [--chunk-kib N] [--random-reads N] [--only GROUP,GROUP...]\n"
+          "  --quick        4 MiB, 3 runs: checks that everything runs, measures nothing\n"
+          "  --dir PATH     where the scratch directory goes (default $ND_BENCH_DIR, else\n"
+          "                 " ND_BENCH_DEFAULT_DIR ")\n"
+          "  --out DIR      where c.json goes (default $ND_BENCH_OUT, else\n"
+          "                 " ND_BENCH_DEFAULT_OUT ")\n"
+          "  --only GROUPS  Write,ReadSequential,ReadByteSequential,ReadRandom,\n"
+          "                 ConcurrentCloneReads,BufferSweep\n",
+          stderr);
+    exit(2);
+}
+
+static long number(const char *opt, const char *v, long lo, long hi)
+{
+    char *end;
+    errno = 0;
+    long n = v != NULL ? strtol(v, &end, 10) : 0;
+    if (v == NULL || errno != 0 || *end != '\0' || n < lo || n > hi)
+        die("%s wants a number from %ld to %ld", opt, lo, hi);
+    return n;
+}
+
+static void mkdirs(const char *path)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof(tmp), "%s", path);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        mkdir(tmp, 0755);
+        *p = '/';
+    }
+    if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+        die("cannot create %s: %s", path, strerror(errno));
+}
+
+static void cleanup(void)
+{
+    if (B.nd_dir != 0)
+        nd_close(B.nd_dir);
+    if (B.work_fd > 0) {
+        unlinkat(B.work_fd, DATA_NAME, 0);
+        unlinkat(B.work_fd, WRITE_NAME, 0);
+        close(B.work_fd);
+        rmdir(B.work);
+    }
+}
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+static uint64_t next_random(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+/* The data, the offsets, and the file of record on disk and in the cache. */
+static void prepare(bench *b)
+{
+    b->data = aligned_or_die(4096, (size_t)b->size);
+    for (int64_t i = 0; i < b->size; i += 8) {
+        uint64_t v = next_random();
+        memcpy(b->data + i, &v, 8);
+    }
+    b->offsets = malloc(2 * (size_t)b->random_reads * sizeof(int64_t));
+    if (b->offsets == NULL)
+        die("out of memory");
+    for (int i = 0; i < 2 * b->random_reads; i++)
+        b->offsets[i] = (int64_t)(next_random() % (uint64_t)(b->size - 64 + 1));
+    b->byte_sum = byte_sum(0, b->data, (size_t)b->size);
+
+    int fd = openat(b->work_fd, DATA_NAME, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        die("create %s/%s: %s", b->work, DATA_NAME, strerror(errno));
+    for (int64_t off = 0; off < b->size;) {
+        ssize_t n = pwrite(fd, b->data + off, (size_t)(b->size - off), off);
+        if (n <= 0)
+            die("write %s: %s", DATA_NAME, strerror(errno));
+        off += n;
+    }
+    if (fsync(fd) != 0)
+        die("fsync %s: %s", DATA_NAME, strerror(errno));
+    b->dio_align = dio_alignment(fd);
+    b->fs_type = fs_type_name(fd);
+    close(fd);
+    /* the read workloads compare against memory: start them with the file cached */
+    fd = openat(b->work_fd, DATA_NAME, O_RDONLY | O_CLOEXEC);
+    for (int64_t off = 0; off < b->size; off += 1 << 20) {
+        uint8_t tmp[4096];
+        if (pread(fd, tmp, sizeof(tmp), off) < 0)
+            die("read %s: %s", DATA_NAME, strerror(errno));
+    }
+    posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
+    uint8_t *all = aligned_or_die(4096, 1 << 20);
+    for (int64_t off = 0; off < b->size; off += 1 << 20)
+        if (pread(fd, all, 1 << 20, off) < 0)
+            die("read %s: %s", DATA_NAME, strerror(errno));
+    free(all);
+    close(fd);
+    nd_check(nd_open_dir(b->work, 0, &b->nd_dir), "nd_open_dir");
+}
+
+/* The targets, decided once every ratio is known. */
+static void apply_targets(void)
+{
+    static const struct {
+        const char *group, *name;
+        double limit;
+    } ratio_targets[] = {
+        {"ReadSequential", "nd_read_buffered (mapped)", 1.3},
+        {"ReadSequential", "nd_read_bytes (mapped)", 1.3},
+        {"ReadByteSequential", "nd_input_window loop (mapped)", 1.5},
+        {"ReadByteSequential", "nd_input_window loop (buffered)", 1.5},
+        {"ReadRandom", "nd_read_bytes (buffered)", 1.15},
+    };
+    for (size_t i = 0; i < sizeof(ratio_targets) / sizeof(ratio_targets[0]); i++) {
+        row *r = bench_find(ratio_targets[i].group, ratio_targets[i].name);
+        if (r != NULL)
+            bench_target_ratio(r, ratio_targets[i].limit);
+    }
+    static const char *scaling[] = {"random (buffered) 2 threads, clone each",
+                                    "random (mapped) 2 threads, clone each"};
+    for (size_t i = 0; i < 2; i++) {
+        row *r = bench_find("ConcurrentCloneReads", scaling[i]);
+        if (r != NULL) {
+            snprintf(r->target, sizeof(r->target), "speed-up >= 1.7x");
+            r->met = r->speedup >= 1.7;
+        }
+    }
+    row *r = bench_find("WriteSync", "nd_write_bytes+nd_output_sync (ND_IO_MERGE)");
+    if (r != NULL) {
+        snprintf(r->target, sizeof(r->target), "<= 1.25, cached < 5%%");
+        r->met = r->ratio >= 0 && r->ratio <= 1.25 && r->cached_pct >= 0 && r->cached_pct < 5.0;
+    }
+    r = bench_find("WriteSync", "nd_write_bytes+nd_output_sync (buffered)");
+    if (r != NULL) {
+        snprintf(r->target, sizeof(r->target), "cached ~100%%");
+        r->met = r->cached_pct >= 90.0;
+    }
+}
+
+static int wanted(const char *only, const char *group)
+{
+    if (only == NULL)
+        return 1;
+    size_t n = strlen(group);
+    for (const char *p = only; (p = strstr(p, group)) != NULL; p += n)
+        if ((p == only || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
+            return 1;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    bench *b = &B;
+    long size_mib = 64, runs = 9, chunk_kib = 64, random_reads = 100000;
+    int quick = 0;
+    const char *only = NULL;
+    b->dir = getenv("ND_BENCH_DIR") && *getenv("ND_BENCH_DIR") ? getenv("ND_BENCH_DIR")
+                                                              : ND_BENCH_DEFAULT_DIR;
+    b->out_dir = getenv("ND_BENCH_OUT") && *getenv("ND_BENCH_OUT") ? getenv("ND_BENCH_OUT")
+                                                                  : ND_BENCH_DEFAULT_OUT;
+    int explicit_size = 0, explicit_runs = 0, explicit_random = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--quick") == 0) {
+            quick = 1;
+            continue;
+        }
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
+            usage();
+        if (v == NULL)
+            usage();
+        i++;
+        if (strcmp(a, "--size-mib") == 0)
+            size_mib = number(a, v, 1, 1 << 16), explicit_size = 1;
+        else if (strcmp(a, "--runs") == 0)
+            runs = number(a, v, 1, BENCH_MAX_RUNS), explicit_runs = 1;
+        else if (strcmp(a, "--chunk-kib") == 0)
+            chunk_kib = number(a, v, 4, 1 << 20);
+        else if (strcmp(a, "--random-reads") == 0)
+            random_reads = number(a, v, 100, 10000000), explicit_random = 1;
+        else if (strcmp(a, "--dir") == 0)
+            b->dir = v;
+        else if (strcmp(a, "--out") == 0)
+            b->out_dir = v;
+        else if (strcmp(a, "--only") == 0)
+            only = v;
+        else
+            usage();
+    }
+    if (quick) {
+        size_mib = explicit_size ? size_mib : 4;
+        runs = explicit_runs ? runs : 3;
+        random_reads = explicit_random ? random_reads : 5000;
+    }
+    b->quick = quick;
+    b->size = (int64_t)size_mib << 20;
+    b->runs = (int)runs;
+    b->chunk = (size_t)chunk_kib << 10;
+    b->random_reads = (int)random_reads;
+    b->direct_random = random_reads < 2000 ? (int)random_reads : 2000;
+    if ((int64_t)b->chunk > b->size)
+        die("--chunk-kib is larger than the file");
+
+    mkdirs(b->dir);
+    mkdirs(b->out_dir);
+    snprintf(b->work, sizeof(b->work), "%s/nd-bench-XXXXXX", b->dir);
+    if (mkdtemp(b->work) == NULL)
+        die("mkdtemp in %s: %s", b->dir, strerror(errno));
+    b->work_fd = open(b->work, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (b->work_fd < 0)
+        die("open %s: %s", b->work, strerror(errno));
+    atexit(cleanup);
+    prepare(b);
+    if (strcmp(b->fs_type, "tmpfs") == 0)
+        fprintf(stderr, "\nnd_bench: WARNING: %s is on tmpfs: no direct I/O, no device, and the "
+                        "page-cache figures mean nothing. Use --dir on a real disk.\n\n",
+                b->work);
+    fprintf(stderr, "nd_bench: %lld MiB on %s (%s, O_DIRECT alignment %u), %d runs + warm-up\n",
+            (long long)size_mib, b->work, b->fs_type, b->dio_align, b->runs);
+
+    if (wanted(only, "Write"))
+        bench_write(b);
+    if (wanted(only, "ReadSequential"))
+        bench_read_sequential(b);
+    if (wanted(only, "ReadByteSequential"))
+        bench_read_bytes(b);
+    if (wanted(only, "ReadRandom"))
+        bench_read_random(b);
+    if (wanted(only, "ConcurrentCloneReads"))
+        bench_concurrent(b);
+    if (wanted(only, "BufferSweep"))
+        bench_buffer_sweep(b);
+
+    bench_finish_ratios();
+    apply_targets();
+    bench_print_table(b);
+    char path[4200];
+    snprintf(path, sizeof(path), "%s/c.json", b->out_dir);
+    if (bench_write_json(b, path) != 0)
+        die("cannot write %s: %s", path, strerror(errno));
+    printf("\nresults: %s\n", path);
+    if (quick)
+        printf("(--quick: a smoke run on a small file; these numbers are not measurements)\n");
+    return 0;
+}

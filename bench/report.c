@@ -1,0 +1,207 @@
+/*
+ * report.c - result rows: measuring, statistics, ratios to the limit, the
+ * plain-text table and the JSON every language's benchmark shares.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+
+#include "bench.h"
+
+static row rows[BENCH_MAX_ROWS];
+static int nrows;
+
+row *bench_row(const char *group, const char *name, const char *baseline)
+{
+    if (nrows == BENCH_MAX_ROWS)
+        die("too many result rows");
+    row *r = &rows[nrows++];
+    memset(r, 0, sizeof(*r));
+    r->group = group;
+    snprintf(r->name, sizeof(r->name), "%s", name);
+    snprintf(r->baseline, sizeof(r->baseline), "%s", baseline != NULL ? baseline : "");
+    r->cached_pct = NOT_SET;
+    r->ratio = NOT_SET;
+    r->speedup = NOT_SET;
+    r->met = -1;
+    return r;
+}
+
+row *bench_find(const char *group, const char *name)
+{
+    for (int i = 0; i < nrows; i++)
+        if (strcmp(rows[i].group, group) == 0 && strcmp(rows[i].name, name) == 0)
+            return &rows[i];
+    return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median_of(const double *v, int n)
+{
+    double s[BENCH_MAX_RUNS];
+    memcpy(s, v, (size_t)n * sizeof(double));
+    qsort(s, (size_t)n, sizeof(double), cmp_double);
+    return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+void bench_measure(bench *b, row *r, run_fn fn, void *ctx)
+{
+    double cached = NOT_SET;
+    fn(b, ctx, &cached); /* warm-up: page cache, branch predictors, lazy allocations */
+    r->n = b->runs;
+    int have_cached = 0;
+    for (int i = 0; i < b->runs; i++) {
+        cached = NOT_SET;
+        r->ms[i] = fn(b, ctx, &cached);
+        r->cached[i] = cached;
+        have_cached |= cached >= 0;
+    }
+    r->median = median_of(r->ms, r->n);
+    r->min = r->max = r->ms[0];
+    for (int i = 1; i < r->n; i++) {
+        r->min = r->ms[i] < r->min ? r->ms[i] : r->min;
+        r->max = r->ms[i] > r->max ? r->ms[i] : r->max;
+    }
+    if (have_cached)
+        r->cached_pct = median_of(r->cached, r->n);
+    fprintf(stderr, "  %-18s %-52s %10.3f ms\n", r->group, r->name, r->median);
+}
+
+void bench_finish_ratios(void)
+{
+    for (int i = 0; i < nrows; i++) {
+        row *r = &rows[i];
+        if (r->baseline[0] == '\0')
+            continue;
+        row *base = bench_find(r->group, r->baseline);
+        if (base == NULL)
+            die("row '%s' names a missing baseline '%s'", r->name, r->baseline);
+        if (base->median > 0) {
+            r->ratio = r->median / base->median;
+            r->speedup = base->median / r->median;
+        }
+    }
+}
+
+void bench_target_ratio(row *r, double limit)
+{
+    snprintf(r->target, sizeof(r->target), "<= %.2f", limit);
+    r->met = r->ratio >= 0 && r->ratio <= limit;
+}
+
+void bench_print_table(const bench *b)
+{
+    const char *group = "";
+    printf("\nnativedir C benchmark: %lld MiB file on %s (%s), %d runs + 1 warm-up, times in ms\n",
+           (long long)(b->size >> 20), b->work, b->fs_type, b->runs);
+    for (int i = 0; i < nrows; i++) {
+        const row *r = &rows[i];
+        if (strcmp(group, r->group) != 0) {
+            group = r->group;
+            printf("\n%s\n  %-54s %10s %10s %10s %7s %-22s %s\n", group, "name", "median",
+                   "min", "max", "ratio", "target", "met");
+        }
+        char ratio[16] = "limit", extra[64] = "";
+        if (r->ratio >= 0)
+            snprintf(ratio, sizeof(ratio), "%.3f", r->ratio);
+        if (r->cached_pct >= 0)
+            snprintf(extra, sizeof(extra), "  cached %.1f%%", r->cached_pct);
+        if (r->speedup >= 0 && strcmp(r->group, "ConcurrentCloneReads") == 0)
+            snprintf(extra, sizeof(extra), "  speed-up %.2fx", r->speedup);
+        printf("  %-54s %10.3f %10.3f %10.3f %7s %-22s %s%s\n", r->name, r->median, r->min,
+               r->max, ratio, r->target, r->met < 0 ? "" : r->met ? "yes" : "NO", extra);
+    }
+    fflush(stdout);
+}
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fprintf(f, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            fprintf(f, "\\u%04x", *s);
+        else
+            fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void json_num(FILE *f, double v)
+{
+    if (v < 0 || !isfinite(v))
+        fputs("null", f);
+    else
+        fprintf(f, "%.6g", v);
+}
+
+int bench_write_json(const bench *b, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        return -1;
+    struct utsname u;
+    char host[400] = "unknown";
+    if (uname(&u) == 0)
+        snprintf(host, sizeof(host), "%s %s %s", u.sysname, u.release, u.machine);
+    char date[32];
+    time_t t = time(NULL);
+    strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+    double load[1] = {-1};
+    if (getloadavg(load, 1) != 1)
+        load[0] = -1;
+    fprintf(f, "{\"suite\": \"c\", \"file_mib\": %lld, \"host\": ", (long long)(b->size >> 20));
+    json_str(f, host);
+    fprintf(f, ", \"date\": \"%s\", \"runs\": %d, \"fs\": ", date, b->runs);
+    json_str(f, b->fs_type);
+    fprintf(f, ", \"dio_align\": %u, \"loadavg\": ", b->dio_align);
+    json_num(f, load[0]);
+    fputs(",\n \"results\": [\n", f);
+    for (int i = 0; i < nrows; i++) {
+        const row *r = &rows[i];
+        fputs("  {\"group\": ", f);
+        json_str(f, r->group);
+        fputs(", \"name\": ", f);
+        json_str(f, r->name);
+        fputs(", \"unit\": \"ms\", \"median\": ", f);
+        json_num(f, r->median);
+        fputs(", \"min\": ", f);
+        json_num(f, r->min);
+        fputs(", \"max\": ", f);
+        json_num(f, r->max);
+        fprintf(f, ", \"runs\": %d, \"baseline\": ", r->n);
+        if (r->baseline[0])
+            json_str(f, r->baseline);
+        else
+            fputs("null", f);
+        fputs(", \"ratio\": ", f);
+        json_num(f, r->baseline[0] ? r->ratio : NOT_SET);
+        fputs(", \"target\": ", f);
+        if (r->target[0])
+            json_str(f, r->target);
+        else
+            fputs("null", f);
+        fprintf(f, ", \"met\": %s, \"alloc_bytes\": null, \"cached_pct\": ",
+                r->met < 0 ? "null" : r->met ? "true" : "false");
+        json_num(f, r->cached_pct);
+        fputs(", \"speedup\": ", f);
+        json_num(f, strcmp(r->group, "ConcurrentCloneReads") == 0 ? r->speedup : NOT_SET);
+        fputs(", \"note\": ", f);
+        if (r->note[0])
+            json_str(f, r->note);
+        else
+            fputs("null", f);
+        fprintf(f, "}%s\n", i + 1 < nrows ? "," : "");
+    }
+    fputs(" ]}\n", f);
+    return fclose(f) == 0 ? 0 : -1;
+}

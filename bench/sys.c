@@ -1,0 +1,131 @@
+/*
+ * sys.c - the OS facts the benchmark needs beside nativedir: clocks, direct
+ * I/O alignment, the file system type, and how much of a file is cached.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+void die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("nd_bench: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    exit(1);
+}
+
+void nd_check(int64_t rc, const char *what)
+{
+    if (rc < 0)
+        die("%s: %s (%s)", what, nd_status_name((int32_t)rc), nd_last_error_message());
+}
+
+double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+void *aligned_or_die(size_t align, size_t size)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align, size) != 0)
+        die("out of memory (%zu bytes)", size);
+    return p;
+}
+
+uint64_t __attribute__((noinline)) byte_sum(uint64_t sum, const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        sum = sum * 31 + p[i];
+    return sum;
+}
+
+uint32_t dio_alignment(int fd)
+{
+    uint32_t a = 0;
+#ifdef STATX_DIOALIGN
+    struct statx sx;
+    if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) == 0 && (sx.stx_mask & STATX_DIOALIGN))
+        a = sx.stx_dio_offset_align > sx.stx_dio_mem_align ? sx.stx_dio_offset_align
+                                                           : sx.stx_dio_mem_align;
+#endif
+    if (a == 0) {
+        struct stat st;
+        a = fstat(fd, &st) == 0 && st.st_blksize >= 512 ? (uint32_t)st.st_blksize : 4096;
+    }
+    return a;
+}
+
+const char *fs_type_name(int fd)
+{
+    struct statfs s;
+    if (fstatfs(fd, &s) != 0)
+        return "unknown";
+    switch ((unsigned long)s.f_type) {
+    case 0xEF53: return "ext4";
+    case 0x01021994: return "tmpfs";
+    case 0x58465342: return "xfs";
+    case 0x9123683E: return "btrfs";
+    case 0x794C7630: return "overlayfs";
+    case 0x2FC12FC1: return "zfs";
+    case 0x6969: return "nfs";
+    default: return "other";
+    }
+}
+
+double cached_percent(int dirfd, const char *name)
+{
+    int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        die("open %s: %s", name, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        die("fstat %s: %s", name, strerror(errno));
+    double pct = 0;
+    if (st.st_size > 0) {
+        /* mapping does not fault anything in; mincore only looks */
+        void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+        if (m == MAP_FAILED)
+            die("mmap %s: %s", name, strerror(errno));
+        long page = sysconf(_SC_PAGESIZE);
+        size_t pages = ((size_t)st.st_size + (size_t)page - 1) / (size_t)page;
+        unsigned char *vec = malloc(pages);
+        if (vec == NULL || mincore(m, (size_t)st.st_size, vec) != 0)
+            die("mincore %s: %s", name, strerror(errno));
+        size_t in = 0;
+        for (size_t i = 0; i < pages; i++)
+            in += vec[i] & 1;
+        pct = 100.0 * (double)in / (double)pages;
+        free(vec);
+        munmap(m, (size_t)st.st_size);
+    }
+    close(fd);
+    return pct;
+}
+
+void evict(int dirfd, const char *name)
+{
+    int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return; /* nothing to evict */
+    /* dirty pages cannot be dropped: write them back first */
+    if (fsync(fd) != 0)
+        die("fsync %s: %s", name, strerror(errno));
+    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    close(fd);
+}
