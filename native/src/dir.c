@@ -88,7 +88,7 @@ static int by_bytes(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int64_t nd_list(nd_handle dir, char *buf, int64_t cap)
+static int64_t nd_list_impl(nd_handle dir, char *buf, int64_t cap)
 {
     if (cap < 0 || (buf == NULL && cap > 0))
         return nd__fail(ND_E_INVALID_ARGUMENT, "nd_list: %s",
@@ -131,7 +131,7 @@ static int32_t dir_and_name(nd_handle dir, const char *call, const char *name, n
     return nd__dir_get(dir, call, out);
 }
 
-int32_t nd_file_exists(nd_handle dir, const char *name)
+static int32_t nd_file_exists_impl(nd_handle dir, const char *name)
 {
     nd_dir *d;
     int32_t rc = dir_and_name(dir, "nd_file_exists", name, &d);
@@ -146,7 +146,7 @@ int32_t nd_file_exists(nd_handle dir, const char *name)
     return rc == ND_OK ? is_file : rc;
 }
 
-int32_t nd_file_length(nd_handle dir, const char *name, int64_t *out_len)
+static int32_t nd_file_length_impl(nd_handle dir, const char *name, int64_t *out_len)
 {
     if (out_len == NULL)
         return nd__fail(ND_E_INVALID_ARGUMENT, "nd_file_length: out_len is NULL");
@@ -166,7 +166,7 @@ int32_t nd_file_length(nd_handle dir, const char *name, int64_t *out_len)
     return rc;
 }
 
-int32_t nd_delete_file(nd_handle dir, const char *name)
+static int32_t nd_delete_file_impl(nd_handle dir, const char *name)
 {
     nd_dir *d;
     int32_t rc = dir_and_name(dir, "nd_delete_file", name, &d);
@@ -177,7 +177,7 @@ int32_t nd_delete_file(nd_handle dir, const char *name)
     return rc;
 }
 
-int32_t nd_rename(nd_handle dir, const char *from, const char *to)
+static int32_t nd_rename_impl(nd_handle dir, const char *from, const char *to)
 {
     int32_t rc = nd__check_name("nd_rename", to);
     if (rc != ND_OK)
@@ -191,7 +191,7 @@ int32_t nd_rename(nd_handle dir, const char *from, const char *to)
     return rc;
 }
 
-int32_t nd_fsync(nd_handle dir, const char *name)
+static int32_t nd_fsync_impl(nd_handle dir, const char *name)
 {
     nd_dir *d;
     int32_t rc = dir_and_name(dir, "nd_fsync", name, &d);
@@ -235,7 +235,7 @@ static void lock_destroy(nd_object *obj)
 
 static const nd_object_ops lock_ops = {lock_close, lock_destroy};
 
-int32_t nd_lock(nd_handle dir, const char *name, nd_handle *out_lock)
+static int32_t nd_lock_impl(nd_handle dir, const char *name, nd_handle *out_lock)
 {
     if (out_lock == NULL)
         return nd__fail(ND_E_INVALID_ARGUMENT, "nd_lock: out_lock is NULL");
@@ -260,4 +260,39 @@ int32_t nd_lock(nd_handle dir, const char *name, nd_handle *out_lock)
     if (rc != ND_OK)
         free(l);
     return rc;
+}
+
+int64_t nd_list(nd_handle dir, char *buf, int64_t cap)
+{
+    return (int64_t)nd__in_call("nd_list", nd_list_impl(dir, buf, cap));
+}
+
+int32_t nd_file_exists(nd_handle dir, const char *name)
+{
+    return (int32_t)nd__in_call("nd_file_exists", nd_file_exists_impl(dir, name));
+}
+
+int32_t nd_file_length(nd_handle dir, const char *name, int64_t *out_len)
+{
+    return (int32_t)nd__in_call("nd_file_length", nd_file_length_impl(dir, name, out_len));
+}
+
+int32_t nd_delete_file(nd_handle dir, const char *name)
+{
+    return (int32_t)nd__in_call("nd_delete_file", nd_delete_file_impl(dir, name));
+}
+
+int32_t nd_rename(nd_handle dir, const char *from, const char *to)
+{
+    return (int32_t)nd__in_call("nd_rename", nd_rename_impl(dir, from, to));
+}
+
+int32_t nd_fsync(nd_handle dir, const char *name)
+{
+    return (int32_t)nd__in_call("nd_fsync", nd_fsync_impl(dir, name));
+}
+
+int32_t nd_lock(nd_handle dir, const char *name, nd_handle *out_lock)
+{
+    return (int32_t)nd__in_call("nd_lock", nd_lock_impl(dir, name, out_lock));
 }

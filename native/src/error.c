@@ -82,3 +82,20 @@ int32_t nd__fail_os(int os_error, const char *fmt, ...)
     va_end(ap);
     return nd__status_from_os(os_error);
 }
+
+int64_t nd__in_call(const char *call, int64_t status)
+{
+    if (status >= 0 || !tl_has_error)
+        return status;
+    size_t clen = strlen(call);
+    if (strncmp(tl_message, call, clen) == 0 || strncmp(tl_message, "nd_", 3) == 0)
+        return status; /* already names an API call */
+    size_t mlen = strlen(tl_message);
+    if (clen + 2 + mlen >= sizeof(tl_message))
+        mlen = sizeof(tl_message) - clen - 3;
+    memmove(tl_message + clen + 2, tl_message, mlen);
+    memcpy(tl_message, call, clen);
+    memcpy(tl_message + clen, ": ", 2);
+    tl_message[clen + 2 + mlen] = '\0';
+    return status;
+}

@@ -181,7 +181,7 @@ void nd__handle_put(nd_handle h)
         release_slot(s, (uint32_t)(((uint64_t)h & ((1u << SLOT_BITS) - 1)) - 1));
 }
 
-int32_t nd_close(nd_handle h)
+static int32_t nd_close_impl(nd_handle h)
 {
     uint32_t gen, kind;
     slot *s = decode(h, &gen, &kind);
@@ -203,4 +203,9 @@ int32_t nd_close(nd_handle h)
     }
     return nd__fail(ND_E_BAD_HANDLE, "nd_close: handle %lld is closed, stale or not a handle",
                     (long long)h);
+}
+
+int32_t nd_close(nd_handle h)
+{
+    return (int32_t)nd__in_call("nd_close", nd_close_impl(h));
 }

@@ -164,7 +164,7 @@ static int32_t range_check(const char *call, nd_input *in, int64_t off, int64_t 
     return ND_OK;
 }
 
-int64_t nd_read_bytes(nd_handle input, int64_t offset, void *dst, int64_t len)
+static int64_t nd_read_bytes_impl(nd_handle input, int64_t offset, void *dst, int64_t len)
 {
     nd_input *in;
     int32_t rc = input_get(input, "nd_read_bytes", &in);
@@ -287,7 +287,7 @@ static int32_t buffer_fill(nd_input *in, int64_t at, size_t *avail)
     return ND_OK;
 }
 
-int64_t nd_input_window(nd_handle input, int64_t pos, const uint8_t **out_ptr)
+static int64_t nd_input_window_impl(nd_handle input, int64_t pos, const uint8_t **out_ptr)
 {
     if (ND_UNLIKELY(out_ptr == NULL))
         return nd__fail(ND_E_INVALID_ARGUMENT, "nd_input_window: out_ptr is NULL");
@@ -356,7 +356,7 @@ int64_t nd_input_position(nd_handle input)
     return pos;
 }
 
-int32_t nd_read_byte_buffered(nd_handle input)
+static int32_t nd_read_byte_buffered_impl(nd_handle input)
 {
     nd_input *in;
     int32_t rc = input_get(input, "nd_read_byte_buffered", &in);
@@ -383,7 +383,7 @@ int32_t nd_read_byte_buffered(nd_handle input)
     return rc;
 }
 
-int64_t nd_read_buffered(nd_handle input, void *dst, int64_t len)
+static int64_t nd_read_buffered_impl(nd_handle input, void *dst, int64_t len)
 {
     nd_input *in;
     int32_t rc = input_get(input, "nd_read_buffered", &in);
@@ -536,7 +536,7 @@ fail:
     return rc;
 }
 
-int32_t nd_open_input(nd_handle dir, const char *name, uint32_t flags, nd_handle *out_input)
+static int32_t nd_open_input_impl(nd_handle dir, const char *name, uint32_t flags, nd_handle *out_input)
 {
     if (out_input == NULL)
         return nd__fail(ND_E_INVALID_ARGUMENT, "nd_open_input: out_input is NULL");
@@ -593,4 +593,29 @@ int32_t nd_input_slice(nd_handle input, int64_t offset, int64_t len, nd_handle *
         rc = input_new(in->file, in->start + offset, len, in->flags, out_slice);
     nd__handle_put(input);
     return rc;
+}
+
+int32_t nd_open_input(nd_handle dir, const char *name, uint32_t flags, nd_handle *out_input)
+{
+    return (int32_t)nd__in_call("nd_open_input", nd_open_input_impl(dir, name, flags, out_input));
+}
+
+int64_t nd_read_bytes(nd_handle input, int64_t offset, void *dst, int64_t len)
+{
+    return (int64_t)nd__in_call("nd_read_bytes", nd_read_bytes_impl(input, offset, dst, len));
+}
+
+int64_t nd_input_window(nd_handle input, int64_t pos, const uint8_t **out_ptr)
+{
+    return (int64_t)nd__in_call("nd_input_window", nd_input_window_impl(input, pos, out_ptr));
+}
+
+int32_t nd_read_byte_buffered(nd_handle input)
+{
+    return (int32_t)nd__in_call("nd_read_byte_buffered", nd_read_byte_buffered_impl(input));
+}
+
+int64_t nd_read_buffered(nd_handle input, void *dst, int64_t len)
+{
+    return (int64_t)nd__in_call("nd_read_buffered", nd_read_buffered_impl(input, dst, len));
 }

@@ -29,6 +29,10 @@ int32_t nd__fail(int32_t status, const char *fmt, ...) ND_PRINTF(2, 3);
 /* Records an OS failure: the status is mapped from `os_error` (errno or
  * GetLastError()) and the OS's own text is appended to the message. */
 int32_t nd__fail_os(int os_error, const char *fmt, ...) ND_PRINTF(2, 3);
+/* Makes sure this thread's last message starts with the API call's name (the
+ * OS layer's messages name the OS call and the file, not the API call) and
+ * returns `status` unchanged; for ND_OK or positive results it does nothing. */
+int64_t nd__in_call(const char *call, int64_t status);
 /* The status an OS error maps to. */
 int32_t nd__status_from_os(int os_error);
 /* Text for an OS error (strerror / FormatMessage) into buf. */

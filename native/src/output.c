@@ -172,7 +172,7 @@ static int32_t append(nd_output *o, const uint8_t *src, size_t len)
     return ND_OK;
 }
 
-int64_t nd_write_bytes(nd_handle output, const void *src, int64_t len)
+static int64_t nd_write_bytes_impl(nd_handle output, const void *src, int64_t len)
 {
     nd_output *o;
     int32_t rc = enter(output, "nd_write_bytes", &o);
@@ -189,7 +189,7 @@ int64_t nd_write_bytes(nd_handle output, const void *src, int64_t len)
     return rc == ND_OK ? len : rc;
 }
 
-int32_t nd_write_byte(nd_handle output, uint8_t b)
+static int32_t nd_write_byte_impl(nd_handle output, uint8_t b)
 {
     nd_output *o;
     int32_t rc = enter(output, "nd_write_byte", &o);
@@ -233,7 +233,7 @@ int32_t nd_output_strategy(nd_handle output)
     return rc;
 }
 
-int32_t nd_output_sync(nd_handle output)
+static int32_t nd_output_sync_impl(nd_handle output)
 {
     nd_output *o;
     int32_t rc = enter(output, "nd_output_sync", &o);
@@ -256,7 +256,7 @@ int32_t nd_output_sync(nd_handle output)
 #define OUTPUT_FLAGS \
     (ND_IO_RANDOM | ND_IO_SEQUENTIAL | ND_IO_MERGE | ND_IO_REQUIRE_DIRECT | ND_IO_OVERWRITE)
 
-int32_t nd_create_output(nd_handle dir, const char *name, uint32_t flags, nd_handle *out_output)
+static int32_t nd_create_output_impl(nd_handle dir, const char *name, uint32_t flags, nd_handle *out_output)
 {
     if (out_output == NULL)
         return nd__fail(ND_E_INVALID_ARGUMENT, "nd_create_output: out_output is NULL");
@@ -325,4 +325,24 @@ int32_t nd_create_output(nd_handle dir, const char *name, uint32_t flags, nd_han
         free(o);
     }
     return rc;
+}
+
+int32_t nd_create_output(nd_handle dir, const char *name, uint32_t flags, nd_handle *out_output)
+{
+    return (int32_t)nd__in_call("nd_create_output", nd_create_output_impl(dir, name, flags, out_output));
+}
+
+int64_t nd_write_bytes(nd_handle output, const void *src, int64_t len)
+{
+    return (int64_t)nd__in_call("nd_write_bytes", nd_write_bytes_impl(output, src, len));
+}
+
+int32_t nd_write_byte(nd_handle output, uint8_t b)
+{
+    return (int32_t)nd__in_call("nd_write_byte", nd_write_byte_impl(output, b));
+}
+
+int32_t nd_output_sync(nd_handle output)
+{
+    return (int32_t)nd__in_call("nd_output_sync", nd_output_sync_impl(output));
 }
