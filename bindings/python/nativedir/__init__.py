@@ -1,0 +1,39 @@
+"""nativedir: the file I/O a search engine's Directory layer needs, from Python.
+
+A thin, Pythonic layer over the native library ``libnativedir`` (reached
+through a compiled cffi module, so native calls release the GIL):
+
+* :class:`Directory` - open a folder; create, list, rename, delete, fsync, lock;
+* :class:`Input` - positional and cursor reads, zero-copy ``readinto_at``,
+  memory-mapped reads exposed as a read-only ``memoryview``; a raw binary
+  file object that ``io.BufferedReader`` can wrap;
+* :class:`Output` - append-only writes without a copy, CRC-32, fsync.
+
+Errors are Python's own: FileNotFoundError, FileExistsError, PermissionError,
+IsADirectoryError, BlockingIOError (a held lock), ValueError (invalid names,
+arguments, closed objects), EOFError (a range past the end), and OSError with
+the errno and the library's message otherwise.
+"""
+from __future__ import annotations
+
+from ._directory import Directory, Lock, open
+from ._errors import status_name
+from ._ffi import ffi as _ffi
+from ._ffi import lib as _lib
+from ._input import Input, Strategy
+from ._output import Output
+
+__all__ = ["Directory", "Input", "Output", "Lock", "Strategy", "open", "library_version",
+           "abi_version", "status_name", "__version__"]
+
+__version__ = "0.1.0"
+
+
+def library_version() -> str:
+    """The loaded libnativedir's version, "MAJOR.MINOR.PATCH"."""
+    return _ffi.string(_lib.nd_version()).decode("ascii")
+
+
+def abi_version() -> int:
+    """The ABI version the loaded library implements."""
+    return int(_lib.nd_abi_version())

@@ -1,0 +1,92 @@
+"""Status codes to the exceptions Python users expect.
+
+Every failing call leaves a message and an OS error in thread-local storage
+of the library; they are read right after the failure on the same thread,
+which is also the thread cffi made the call on.
+"""
+from __future__ import annotations
+
+import errno
+
+from ._ffi import ffi, lib
+
+# errno to report when the library's failure carried none (a check it made itself)
+_DEFAULT_ERRNO = {
+    lib.ND_E_NOT_FOUND: errno.ENOENT,
+    lib.ND_E_EXISTS: errno.EEXIST,
+    lib.ND_E_ACCESS: errno.EACCES,
+    lib.ND_E_NO_SPACE: errno.ENOSPC,
+    lib.ND_E_IO: errno.EIO,
+    lib.ND_E_NOT_SUPPORTED: errno.EOPNOTSUPP,
+    lib.ND_E_LOCKED: errno.EWOULDBLOCK,
+    lib.ND_E_NO_MEMORY: errno.ENOMEM,
+    lib.ND_E_TOO_MANY_OPEN: errno.EMFILE,
+}
+if hasattr(lib, "ND_E_BUSY"):
+    _DEFAULT_ERRNO[lib.ND_E_BUSY] = errno.EBUSY
+
+# caller mistakes: Python reports those as ValueError
+_VALUE_ERRORS = frozenset((lib.ND_E_INVALID_ARGUMENT, lib.ND_E_INVALID_NAME, lib.ND_E_BAD_HANDLE))
+
+
+def status_name(status: int) -> str:
+    """The library's name of a status code, e.g. ``"ND_E_NOT_FOUND"``."""
+    return ffi.string(lib.nd_status_name(status)).decode("ascii", "replace")
+
+
+def error(status: int) -> Exception:
+    """The exception for a failed call's `status`, with this thread's last message.
+
+    ValueError: invalid names, arguments and handles; EOFError: a range past the
+    end; FileNotFoundError, FileExistsError, PermissionError (IsADirectoryError
+    for a directory), BlockingIOError (lock held); OSError(errno, message)
+    otherwise. Each carries ``nd_status`` (the code) and ``nd_status_name``.
+    """
+    status = int(status)
+    message = ffi.string(lib.nd_last_error_message()).decode("utf-8", errors="replace")
+    os_error = int(lib.nd_last_os_error())
+    exc: Exception
+    if status in _VALUE_ERRORS:
+        exc = ValueError(message)
+    elif status == lib.ND_E_EOF:
+        exc = EOFError(message)
+    else:
+        code = os_error or _DEFAULT_ERRNO.get(status, errno.EIO)
+        if status == lib.ND_E_NOT_FOUND:
+            exc = FileNotFoundError(code, message)
+        elif status == lib.ND_E_EXISTS:
+            exc = FileExistsError(code, message)
+        elif status == lib.ND_E_ACCESS:
+            cls = IsADirectoryError if os_error == errno.EISDIR else PermissionError
+            exc = cls(code, message)
+        elif status == lib.ND_E_LOCKED:
+            exc = BlockingIOError(code, message)
+        else:
+            # OSError picks its errno's subclass itself (e.g. ENOSPC stays OSError)
+            exc = OSError(code, message)
+    exc.nd_status = status  # type: ignore[attr-defined]
+    exc.nd_status_name = status_name(status)  # type: ignore[attr-defined]
+    return exc
+
+
+def closed(kind: str) -> ValueError:
+    """What every method of a closed object raises, like Python's own files."""
+    return ValueError(f"I/O operation on closed {kind}")
+
+
+def encode_name(name: str | bytes) -> bytes:
+    """A file name as the UTF-8 bytes the library takes.
+
+    Surrogates (undecodable bytes) raise UnicodeEncodeError, a ValueError; the
+    library refuses everything else that is not one valid path component.
+    """
+    if isinstance(name, str):
+        raw = name.encode("utf-8")
+    elif isinstance(name, bytes):
+        raw = name
+    else:
+        raise TypeError(f"a file name must be str or bytes, not {type(name).__name__}")
+    if b"\0" in raw:
+        # C would see a shorter name: refuse it here, as open() does
+        raise ValueError("embedded null byte in file name")
+    return raw

@@ -1,0 +1,279 @@
+"""Input: a file opened for reading, usable as a raw binary file object."""
+from __future__ import annotations
+
+import enum
+import io
+import os
+import warnings
+from typing import Any, Optional
+
+from ._errors import closed, error
+from ._ffi import ffi, lib
+
+# Hot paths bind these once: each attribute lookup would cost about as much
+# as the native call of a small read.
+_from_buffer = ffi.from_buffer
+_buffer = ffi.buffer
+_new_raw = ffi.new_allocator(should_clear_after_alloc=False)  # read buffers are overwritten
+_read_bytes = lib.nd_read_bytes
+_read_buffered = lib.nd_read_buffered
+_input_seek = lib.nd_input_seek
+_close = lib.nd_close
+
+Buffer = Any  # any writable (or, for writes, readable) contiguous bytes-like object
+
+
+class Strategy(enum.IntEnum):
+    """How an input reads or an output writes, as the library decided at open."""
+
+    BUFFERED = lib.ND_STRATEGY_BUFFERED
+    """Through the page cache with the library's own buffer."""
+    MAPPED = lib.ND_STRATEGY_MAPPED
+    """From a memory mapping."""
+    DIRECT = lib.ND_STRATEGY_DIRECT
+    """Direct I/O, bypassing the page cache (merges)."""
+    DROP_BEHIND = lib.ND_STRATEGY_DROP_BEHIND
+    """Buffered, dropping from the page cache what it brought in (merge without direct I/O)."""
+
+
+class Input(io.RawIOBase):
+    """A file opened for reading by :meth:`Directory.open_input`.
+
+    Two ways to read:
+
+    * positional, thread-safe on one input: :meth:`read_at` and the zero-copy
+      :meth:`readinto_at` read exactly the bytes asked for or raise EOFError;
+    * a cursor (:meth:`read`, :meth:`readinto`, :meth:`seek`, :meth:`tell`) that
+      follows the :class:`io.RawIOBase` protocol (short reads at the end, ``b""``
+      at EOF), so ``io.BufferedReader(input)`` works. A cursor belongs to one
+      thread at a time: give each thread its own :meth:`clone`.
+
+    Native calls release the GIL. Close it (or use ``with``) to release the
+    file; clones and slices stay usable until they are closed themselves.
+    """
+
+    def __init__(self, handle: int, name: str) -> None:
+        # created by Directory.open_input / clone / slice, which own `handle` until here
+        super().__init__()
+        self._h = handle
+        self._name = name
+        self._pos = 0  # may exceed the length after seek(); the native cursor stops at it
+        out = ffi.new("int64_t *")
+        rc = lib.nd_input_length(handle, out)
+        if rc < 0:
+            exc = error(rc)
+            _close(handle)
+            self._h = 0
+            raise exc
+        self._len = int(out[0])
+
+    # ---- description ----
+
+    @property
+    def name(self) -> str:
+        """The file's name in its directory."""
+        return self._name
+
+    @property
+    def length(self) -> int:
+        """The input's length in bytes (a slice's own length)."""
+        return self._len
+
+    def __len__(self) -> int:
+        return self._len
+
+    @property
+    def strategy(self) -> Strategy:
+        """How the library reads this input (e.g. ``Strategy.MAPPED`` with ``mmap=True``)."""
+        rc = lib.nd_input_strategy(self._handle())
+        if rc < 0:
+            raise error(rc)
+        return Strategy(rc)
+
+    def __repr__(self) -> str:
+        state = "closed" if not self._h else f"{self._len} bytes"
+        return f"<nativedir.Input {self._name!r} {state}>"
+
+    def _handle(self) -> int:
+        h = self._h
+        if not h:
+            raise closed("input")
+        return h
+
+    # ---- positional reads (thread-safe) ----
+
+    def read_at(self, offset: int, n: int) -> bytes:
+        """Returns exactly `n` bytes at `offset`; EOFError if they run past the end."""
+        h = self._h
+        if not h:
+            raise closed("input")
+        if n < 0:
+            raise ValueError(f"read_at: negative length {n}")
+        p = _new_raw("char[]", n)
+        r = _read_bytes(h, offset, p, n)
+        if r < 0:
+            raise error(r)
+        return _buffer(p, n)[:]
+
+    def readinto_at(self, buffer: Buffer, offset: int) -> int:
+        """Fills all of `buffer` with the bytes at `offset`, without a copy in Python.
+
+        `buffer` is any writable contiguous bytes-like object (bytearray,
+        memoryview, array, numpy array); it must not be resized during the call.
+        Returns its length in bytes; EOFError (nothing read) if the range runs
+        past the end.
+        """
+        h = self._h
+        if not h:
+            raise closed("input")
+        p = _from_buffer(buffer, require_writable=True)
+        r = _read_bytes(h, offset, p, len(p))
+        if r < 0:
+            raise error(r)
+        return r
+
+    # ---- the cursor: io.RawIOBase ----
+
+    def readable(self) -> bool:
+        self._handle()
+        return True
+
+    def seekable(self) -> bool:
+        self._handle()
+        return True
+
+    def readinto(self, buffer: Buffer) -> int:  # type: ignore[override]
+        """Reads up to ``len(buffer)`` bytes at the cursor into `buffer`; 0 at the end."""
+        h = self._h
+        if not h:
+            raise closed("input")
+        p = _from_buffer(buffer, require_writable=True)
+        pos = self._pos
+        n = self._len - pos
+        if n > len(p):
+            n = len(p)
+        if n <= 0:
+            return 0
+        r = _read_buffered(h, p, n)
+        if r < 0:
+            raise error(r)
+        self._pos = pos + r
+        return r
+
+    def read(self, size: Optional[int] = -1) -> bytes:
+        """Reads up to `size` bytes at the cursor (all the rest if negative); ``b""`` at the end."""
+        h = self._h
+        if not h:
+            raise closed("input")
+        pos = self._pos
+        n = self._len - pos
+        if size is not None and 0 <= size < n:
+            n = size
+        if n <= 0:
+            return b""
+        p = _new_raw("char[]", n)
+        r = _read_buffered(h, p, n)
+        if r < 0:
+            raise error(r)
+        self._pos = pos + r
+        return _buffer(p, n)[:]
+
+    def readall(self) -> bytes:
+        """Reads everything from the cursor to the end."""
+        return self.read(-1)
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        """Moves the cursor like :meth:`io.IOBase.seek`; past the end, reads return ``b""``."""
+        h = self._handle()
+        if whence == os.SEEK_SET:
+            target = offset
+        elif whence == os.SEEK_CUR:
+            target = self._pos + offset
+        elif whence == os.SEEK_END:
+            target = self._len + offset
+        else:
+            raise ValueError(f"invalid whence ({whence}, should be 0, 1 or 2)")
+        if target < 0:
+            raise ValueError(f"negative seek position {target}")
+        rc = _input_seek(h, target if target < self._len else self._len)
+        if rc < 0:
+            raise error(rc)
+        self._pos = target
+        return target
+
+    def tell(self) -> int:
+        """The cursor's position."""
+        self._handle()
+        return self._pos
+
+    # ---- new handles on the same file ----
+
+    def clone(self) -> "Input":
+        """A new input on the same file (and mapping) with its own cursor at 0."""
+        out = ffi.new("nd_handle *")
+        rc = lib.nd_input_clone(self._handle(), out)
+        if rc < 0:
+            raise error(rc)
+        return Input(out[0], self._name)
+
+    def slice(self, offset: int, length: int) -> "Input":
+        """A new input on bytes ``[offset, offset + length)``; nothing outside is readable."""
+        out = ffi.new("nd_handle *")
+        rc = lib.nd_input_slice(self._handle(), offset, length, out)
+        if rc < 0:
+            raise error(rc)
+        return Input(out[0], self._name)
+
+    def memoryview(self) -> memoryview:
+        """A read-only memoryview over all bytes of a mapped input, without a copy.
+
+        Needs ``open_input(name, mmap=True)`` (ValueError otherwise). Lifetime:
+        the view holds its own handle on the mapping, so it (and every slice
+        of it) stays valid after this input is closed; the mapping goes away
+        when the last view is released (``view.release()`` or garbage
+        collection). The underlying pages are mapped read-only: writing
+        through ``view.obj`` (the cffi buffer beneath) would kill the process.
+        """
+        h = self._handle()
+        if self.strategy != Strategy.MAPPED:
+            raise ValueError(f"memoryview() needs a mapped input; open {self._name!r} "
+                             "with mmap=True")
+        if self._len == 0:
+            return memoryview(b"")
+        out = ffi.new("nd_handle *")
+        rc = lib.nd_input_clone(h, out)
+        if rc < 0:
+            raise error(rc)
+        view_handle = out[0]
+        ptr = ffi.new("const uint8_t **")
+        n = lib.nd_input_window(view_handle, 0, ptr)
+        if n < 0:
+            exc = error(n)
+            _close(view_handle)
+            raise exc
+        # The gc'd pointer is referenced by the buffer, which every memoryview
+        # (and slice) references: the clone closes when the last one dies.
+        owner = ffi.gc(ffi.cast("uint8_t *", ptr[0]),
+                       lambda _p, h=view_handle: _close(h), size=int(n))
+        return memoryview(_buffer(owner, int(n))).toreadonly()
+
+    # ---- closing ----
+
+    def close(self) -> None:
+        """Releases the input; later calls raise ValueError. Closing twice is allowed."""
+        h = self._h
+        self._h = 0
+        super().close()
+        if h:
+            rc = _close(h)
+            # BAD_HANDLE only when another thread closed it at the same moment
+            if rc < 0 and rc != lib.ND_E_BAD_HANDLE:
+                raise error(rc)
+
+    def __del__(self) -> None:
+        if getattr(self, "_h", 0):
+            warnings.warn(f"unclosed {self!r}", ResourceWarning, stacklevel=2, source=self)
+            try:
+                self.close()
+            except Exception:  # noqa: BLE001 - nothing can be reported from a finalizer
+                pass

@@ -1,0 +1,120 @@
+"""Output: an append-only file with a running CRC-32."""
+from __future__ import annotations
+
+import io
+import warnings
+from typing import Any
+
+from ._errors import closed, error
+from ._ffi import ffi, lib
+from ._input import Strategy
+
+_from_buffer = ffi.from_buffer
+_write_bytes = lib.nd_write_bytes
+_close = lib.nd_close
+
+Buffer = Any  # any contiguous bytes-like object
+
+
+class Output(io.RawIOBase):
+    """A file created by :meth:`Directory.create_output`; append-only.
+
+    :meth:`write` hands the caller's buffer to the library without a copy and
+    always writes all of it. Bytes are durable only after :meth:`sync` (which
+    fsyncs through this handle); :meth:`close` flushes but does not fsync.
+    Implements the writable side of :class:`io.RawIOBase`, so
+    ``io.BufferedWriter(output)`` works. One writer at a time.
+    """
+
+    def __init__(self, handle: int, name: str) -> None:
+        # created by Directory.create_output, which owns `handle` until here
+        super().__init__()
+        self._h = handle
+        self._name = name
+
+    @property
+    def name(self) -> str:
+        """The file's name in its directory."""
+        return self._name
+
+    def __repr__(self) -> str:
+        return f"<nativedir.Output {self._name!r}{' closed' if not self._h else ''}>"
+
+    def _handle(self) -> int:
+        h = self._h
+        if not h:
+            raise closed("output")
+        return h
+
+    def writable(self) -> bool:
+        self._handle()
+        return True
+
+    def write(self, data: Buffer) -> int:  # type: ignore[override]
+        """Appends all of `data` (any contiguous bytes-like object); returns its length.
+
+        After a failed write the output is failed for good (the library's rule):
+        close it and start over.
+        """
+        h = self._h
+        if not h:
+            raise closed("output")
+        p = _from_buffer(data)
+        r = _write_bytes(h, p, len(p))
+        if r < 0:
+            raise error(r)
+        return r
+
+    @property
+    def position(self) -> int:
+        """Bytes written so far (the file's length once closed)."""
+        r = lib.nd_output_position(self._handle())
+        if r < 0:
+            raise error(r)
+        return int(r)
+
+    def tell(self) -> int:
+        """Same as :attr:`position`."""
+        return self.position
+
+    def crc32(self) -> int:
+        """zlib's CRC-32 of every byte written so far (equals ``zlib.crc32`` of them)."""
+        r = lib.nd_output_crc32(self._handle())
+        if r < 0:
+            raise error(r)
+        return int(r)
+
+    def sync(self) -> None:
+        """Flushes and fsyncs through this handle: every byte written is durable on return."""
+        rc = lib.nd_output_sync(self._handle())
+        if rc < 0:
+            raise error(rc)
+
+    @property
+    def strategy(self) -> Strategy:
+        """How the library writes (``Strategy.DIRECT`` for a direct-I/O merge output)."""
+        rc = lib.nd_output_strategy(self._handle())
+        if rc < 0:
+            raise error(rc)
+        return Strategy(rc)
+
+    def close(self) -> None:
+        """Flushes and releases the output, raising what the final flush reports.
+
+        Does not fsync: call :meth:`sync` first for durability. Closing twice is allowed.
+        """
+        h = self._h
+        self._h = 0
+        super().close()
+        if h:
+            rc = _close(h)
+            if rc < 0 and rc != lib.ND_E_BAD_HANDLE:
+                raise error(rc)
+
+    def __del__(self) -> None:
+        if getattr(self, "_h", 0):
+            warnings.warn(f"unclosed {self!r}", ResourceWarning, stacklevel=2, source=self)
+            try:
+                self.close()
+            except Exception:  # noqa: BLE001 - nothing can be reported from a finalizer
+                pass
