@@ -1,0 +1,534 @@
+/*
+ * fault_test.c - every injection point x every errno that matters, plus short
+ * transfers, against the test variant of the library (ND_FAULT_INJECTION).
+ *
+ * What each case asserts, beyond "the right status comes back":
+ *   - the message names the API call, the OS call and the file;
+ *   - EINTR and short transfers never reach the caller: the call succeeds and
+ *     the bytes on disk are complete;
+ *   - once an output failed, nothing claims success for it again: writes,
+ *     syncs (even when fsync would now succeed), position, CRC and close all
+ *     report the failure;
+ *   - a failed rename leaves both files exactly as they were.
+ * Files are checked with plain POSIX calls, not through the library.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fault.h"
+#include "nativedir.h"
+#include "rel_util.h"
+
+typedef struct {
+    int err;
+    int32_t status; /* what the API must return; ND_OK for EINTR (retried) */
+    const char *name;
+} errcase;
+
+static const errcase errcases[] = {
+    {ENOSPC, ND_E_NO_SPACE, "ENOSPC"},
+    {EIO, ND_E_IO, "EIO"},
+    {EINTR, ND_OK, "EINTR"},
+    {EACCES, ND_E_ACCESS, "EACCES"},
+};
+#define N_ERRCASES (sizeof(errcases) / sizeof(errcases[0]))
+
+typedef struct {
+    const errcase *ec;
+    char *root;
+    nd_handle dir;
+} fixture;
+
+static long scenarios[ND_FAULT_POINTS];
+static long short_scenarios;
+static long faults_at[ND_FAULT_POINTS];
+
+static int setup(void **state)
+{
+    fixture *fx = calloc(1, sizeof(*fx));
+    fx->ec = *state;
+    fx->root = rel_mkdtemp("faults");
+    nd__fault_clear();
+    if (nd_open_dir(fx->root, 0, &fx->dir) != ND_OK)
+        return -1;
+    *state = fx;
+    return 0;
+}
+
+/* Disarms every point, keeping the tally of what was injected. */
+static void disarm(void)
+{
+    for (int p = 0; p < ND_FAULT_POINTS; p++)
+        faults_at[p] += nd__fault_injected((nd_fault_point)p);
+    nd__fault_clear();
+}
+
+static int teardown(void **state)
+{
+    fixture *fx = *state;
+    disarm();
+    nd_close(fx->dir);
+    rel_rmtree(fx->root);
+    free(fx->root);
+    free(fx);
+    return 0;
+}
+
+static char *path_of(fixture *fx, const char *name)
+{
+    return rel_join(fx->root, name);
+}
+
+static int exists(fixture *fx, const char *name)
+{
+    char *p = path_of(fx, name);
+    struct stat st;
+    int rc = lstat(p, &st) == 0;
+    free(p);
+    return rc;
+}
+
+static void put_file(fixture *fx, const char *name, const void *data, size_t len)
+{
+    char *p = path_of(fx, name);
+    assert_int_equal(rel_write_file(p, data, len), 0);
+    free(p);
+}
+
+static int file_is(fixture *fx, const char *name, const void *data, size_t len)
+{
+    char *p = path_of(fx, name);
+    int same = rel_file_is(p, data, len);
+    free(p);
+    return same;
+}
+
+/* The failure's message must say which API call, which OS call and which file. */
+static void expect_message(const char *api, const char *os_call, const char *file, int err)
+{
+    const char *m = nd_last_error_message();
+    if (strstr(m, api) == NULL || strstr(m, os_call) == NULL || strstr(m, file) == NULL)
+        fail_msg("message \"%s\" should name the call %s, the OS call %s and the file '%s'", m,
+                 api, os_call, file);
+    assert_int_equal(nd_last_os_error(), err);
+}
+
+static void expect_status(int64_t got, int32_t want)
+{
+    if (got != want)
+        fail_msg("got %lld (%s), want %s; message: %s", (long long)got,
+                 nd_status_name((int32_t)got), nd_status_name(want), nd_last_error_message());
+}
+
+/* ---- open ---------------------------------------------------------------- */
+
+static void open_create(void **state)
+{
+    fixture *fx = *state;
+    scenarios[ND_FAULT_OPEN]++;
+    nd_handle out = 7;
+    nd__fault_set(ND_FAULT_OPEN, 1, fx->ec->err, ND_FAULT_MODE_FAIL);
+    int32_t rc = nd_create_output(fx->dir, "new.bin", 0, &out);
+    assert_int_equal(nd__fault_injected(ND_FAULT_OPEN), 1);
+    expect_status(rc, fx->ec->status);
+    if (fx->ec->status == ND_OK) {
+        expect_status(nd_write_bytes(out, "hello", 5), 5);
+        expect_status(nd_close(out), ND_OK);
+        assert_true(file_is(fx, "new.bin", "hello", 5));
+        return;
+    }
+    assert_int_equal(out, 0);
+    expect_message("nd_create_output", "open", "new.bin", fx->ec->err);
+    assert_false(exists(fx, "new.bin")); /* nothing half-made */
+}
+
+static void open_input(void **state)
+{
+    fixture *fx = *state;
+    scenarios[ND_FAULT_OPEN]++;
+    put_file(fx, "in.bin", "abcdef", 6);
+    nd_handle in = 7;
+    nd__fault_set(ND_FAULT_OPEN, 1, fx->ec->err, ND_FAULT_MODE_FAIL);
+    int32_t rc = nd_open_input(fx->dir, "in.bin", 0, &in);
+    assert_int_equal(nd__fault_injected(ND_FAULT_OPEN), 1);
+    expect_status(rc, fx->ec->status);
+    if (fx->ec->status == ND_OK) {
+        char buf[6];
+        expect_status(nd_read_bytes(in, 0, buf, 6), 6);
+        assert_memory_equal(buf, "abcdef", 6);
+        expect_status(nd_close(in), ND_OK);
+        return;
+    }
+    assert_int_equal(in, 0);
+    expect_message("nd_open_input", "open", "in.bin", fx->ec->err);
+    assert_true(file_is(fx, "in.bin", "abcdef", 6));
+}
+
+/* ---- read ---------------------------------------------------------------- */
+
+#define IN_LEN 100000
+
+static nd_handle open_pattern_input(fixture *fx, uint32_t flags, uint8_t *data)
+{
+    rel_fill(data, IN_LEN, 11, 0);
+    put_file(fx, "data.bin", data, IN_LEN);
+    nd_handle in;
+    expect_status(nd_open_input(fx->dir, "data.bin", flags, &in), ND_OK);
+    return in;
+}
+
+static void read_positional(fixture *fx, uint32_t flags)
+{
+    scenarios[ND_FAULT_READ]++;
+    uint8_t *data = malloc(IN_LEN), *buf = malloc(IN_LEN);
+    nd_handle in = open_pattern_input(fx, flags, data);
+    nd__fault_set(ND_FAULT_READ, 1, fx->ec->err, ND_FAULT_MODE_FAIL);
+    int64_t r = nd_read_bytes(in, 1000, buf, 5000);
+    assert_int_equal(nd__fault_injected(ND_FAULT_READ), 1);
+    if (fx->ec->status == ND_OK) {
+        expect_status(r, 5000);
+        assert_memory_equal(buf, data + 1000, 5000);
+    } else {
+        expect_status(r, fx->ec->status);
+        expect_message("nd_read_bytes", "pread", "data.bin", fx->ec->err);
+    }
+    /* a read failure is not sticky: the file is fine, the next read works */
+    expect_status(nd_read_bytes(in, 0, buf, IN_LEN), IN_LEN);
+    assert_memory_equal(buf, data, IN_LEN);
+    expect_status(nd_close(in), ND_OK);
+    free(data);
+    free(buf);
+}
+
+static void read_bytes_buffered_strategy(void **state)
+{
+    read_positional(*state, 0);
+}
+
+static void read_bytes_merge_strategy(void **state)
+{
+    read_positional(*state, ND_IO_MERGE);
+}
+
+static void read_cursor(void **state)
+{
+    fixture *fx = *state;
+    scenarios[ND_FAULT_READ]++;
+    uint8_t *data = malloc(IN_LEN), buf[100];
+    nd_handle in = open_pattern_input(fx, ND_IO_SEQUENTIAL, data);
+    expect_status(nd_input_seek(in, 10), ND_OK);
+    nd__fault_set(ND_FAULT_READ, 1, fx->ec->err, ND_FAULT_MODE_FAIL);
+    int64_t r = nd_read_buffered(in, buf, 100);
+    if (fx->ec->status == ND_OK) {
+        expect_status(r, 100);
+        assert_memory_equal(buf, data + 10, 100);
+        assert_int_equal(nd_input_position(in), 110);
+    } else {
+        expect_status(r, fx->ec->status);
+        expect_message("nd_read_buffered", "pread", "data.bin", fx->ec->err);
+        /* exactly len or nothing: the cursor did not move */
+        assert_int_equal(nd_input_position(in), 10);
+        expect_status(nd_read_byte_buffered(in), data[10]);
+    }
+    expect_status(nd_close(in), ND_OK);
+    free(data);
+}
+
+/* ---- write ---------------------------------------------------------------- */
+
+/* After a failure nothing about the output may claim success again. */
+static void expect_output_dead(nd_handle out, int32_t status, const char *file)
+{
+    disarm(); /* the OS would now succeed: the library must still refuse */
+    expect_status(nd_write_bytes(out, "x", 1), status);
+    expect_status(nd_write_byte(out, 'y'), status);
+    expect_status(nd_output_sync(out), status);
+    assert_int_equal(nd__fault_calls(ND_FAULT_FSYNC), 0); /* no fsync retried over lost pages */
+    /* position and CRC would describe bytes that may not be in the file */
+    expect_status(nd_output_position(out), status);
+    expect_status(nd_output_crc32(out), status);
+    int32_t rc = nd_close(out);
+    expect_status(rc, status);
+    if (strstr(nd_last_error_message(), file) == NULL)
+        fail_msg("close's message \"%s\" should name '%s'", nd_last_error_message(), file);
+    expect_status(nd_close(out), ND_E_BAD_HANDLE);
+}
+
+static void write_bulk(fixture *fx, uint32_t flags, size_t len, long nth)
+{
+    scenarios[ND_FAULT_WRITE]++;
+    uint8_t *data = malloc(len);
+    rel_fill(data, len, 5, 0);
+    nd_handle out;
+    expect_status(nd_create_output(fx->dir, "out.bin", flags, &out), ND_OK);
+    nd__fault_set(ND_FAULT_WRITE, nth, fx->ec->err, ND_FAULT_MODE_FAIL);
+    int64_t r = nd_write_bytes(out, data, (int64_t)len);
+    if (fx->ec->status == ND_OK) {
+        expect_status(r, (int64_t)len);
+        expect_status(nd_output_sync(out), ND_OK);
+        assert_int_equal(nd__fault_injected(ND_FAULT_WRITE), 1);
+        expect_status(nd_close(out), ND_OK);
+        assert_true(file_is(fx, "out.bin", data, len));
+    } else {
+        /* the fault hits the write itself or, if it all fit in the buffer, the sync */
+        const char *api = "nd_write_bytes";
+        if (r == (int64_t)len) {
+            assert_int_equal(nd__fault_injected(ND_FAULT_WRITE), 0);
+            api = "nd_output_sync";
+            r = nd_output_sync(out);
+        }
+        assert_int_equal(nd__fault_injected(ND_FAULT_WRITE), 1);
+        expect_status(r, fx->ec->status);
+        expect_message(api, "pwrite", "out.bin", fx->ec->err);
+        expect_output_dead(out, fx->ec->status, "out.bin");
+    }
+    free(data);
+}
+
+static void write_big_buffered(void **state)
+{
+    write_bulk(*state, 0, 256 << 10, 1);
+}
+
+static void write_big_merge(void **state)
+{
+    /* the second transfer fails: one megabyte already went through */
+    write_bulk(*state, ND_IO_MERGE, 3u << 20, 2);
+}
+
+static void write_in_sync(void **state)
+{
+    fixture *fx = *state;
+    scenarios[ND_FAULT_WRITE]++;
+    nd_handle out;
+    expect_status(nd_create_output(fx->dir, "s.bin", 0, &out), ND_OK);
+    expect_status(nd_write_bytes(out, "0123456789", 10), 10);
+    nd__fault_set(ND_FAULT_WRITE, 1, fx->ec->err, ND_FAULT_MODE_FAIL);
+    int32_t rc = nd_output_sync(out);
+    assert_int_equal(nd__fault_injected(ND_FAULT_WRITE), 1);
+    expect_status(rc, fx->ec->status);
+    if (rc == ND_OK) {
+        expect_status(nd_close(out), ND_OK);
+        assert_true(file_is(fx, "s.bin", "0123456789", 10));
+        return;
+    }
+    expect_message("nd_output_sync", "pwrite", "s.bin", fx->ec->err);
+    expect_output_dead(out, fx->ec->status, "s.bin");
+}
+
+static void write_in_close(void **state)
+{
+    fixture *fx = *state;
+    scenarios[ND_FAULT_WRITE]++;
+    nd_handle out;
+    expect_status(nd_create_output(fx->dir, "c.bin", 0, &out), ND_OK);
+    expect_status(nd_write_bytes(out, "0123456789", 10), 10);
+    nd__fault_set(ND_FAULT_WRITE, 1, fx->ec->err, ND_FAULT_MODE_FAIL);
+    int32_t rc = nd_close(out);
+    assert_int_equal(nd__fault_injected(ND_FAULT_WRITE), 1);
+    expect_status(rc, fx->ec->status);
+    if (rc == ND_OK) {
+        assert_true(file_is(fx, "c.bin", "0123456789", 10));
+    } else {
+        expect_message("nd_close", "pwrite", "c.bin", fx->ec->err);
+        expect_status(nd_close(out), ND_E_BAD_HANDLE);
+    }
+}
+
+/* ---- fsync ---------------------------------------------------------------- */
+
+static void fsync_output(void **state)
+{
+    fixture *fx = *state;
+    scenarios[ND_FAULT_FSYNC]++;
+    nd_handle out;
+    expect_status(nd_create_output(fx->dir, "f.bin", 0, &out), ND_OK);
+    expect_status(nd_write_bytes(out, "abc", 3), 3);
+    nd__fault_set(ND_FAULT_FSYNC, 1, fx->ec->err, ND_FAULT_MODE_FAIL);
+    int32_t rc = nd_output_sync(out);
+    assert_int_equal(nd__fault_injected(ND_FAULT_FSYNC), 1);
+    expect_status(rc, fx->ec->status);
+    if (rc == ND_OK) {
+        expect_status(nd_write_bytes(out, "def", 3), 3);
+        expect_status(nd_output_sync(out), ND_OK);
+        expect_status(nd_close(out), ND_OK);
+        assert_true(file_is(fx, "f.bin", "abcdef", 6));
+        return;
+    }
+    expect_message("nd_output_sync", "fsync", "f.bin", fx->ec->err);
+    expect_output_dead(out, fx->ec->status, "f.bin");
+}
+
+static void fsync_by_name(void **state)
+{
+    fixture *fx = *state;
+    scenarios[ND_FAULT_FSYNC]++;
+    put_file(fx, "n.bin", "xyz", 3);
+    nd__fault_set(ND_FAULT_FSYNC, 1, fx->ec->err, ND_FAULT_MODE_FAIL);
+    int32_t rc = nd_fsync(fx->dir, "n.bin");
+    assert_int_equal(nd__fault_injected(ND_FAULT_FSYNC), 1);
+    expect_status(rc, fx->ec->status);
+    if (rc != ND_OK)
+        expect_message("nd_fsync", "fsync", "n.bin", fx->ec->err);
+}
+
+static void fsync_dir(void **state)
+{
+    fixture *fx = *state;
+    scenarios[ND_FAULT_FSYNC]++;
+    nd__fault_set(ND_FAULT_FSYNC, 1, fx->ec->err, ND_FAULT_MODE_FAIL);
+    int32_t rc = nd_sync_dir(fx->dir);
+    assert_int_equal(nd__fault_injected(ND_FAULT_FSYNC), 1);
+    expect_status(rc, fx->ec->status);
+    if (rc != ND_OK)
+        expect_message("nd_sync_dir", "fsync", fx->root, fx->ec->err);
+}
+
+/* ---- rename ---------------------------------------------------------------- */
+
+static void rename_fault(void **state)
+{
+    fixture *fx = *state;
+    scenarios[ND_FAULT_RENAME]++;
+    put_file(fx, "a.tmp", "new contents", 12);
+    put_file(fx, "a", "old", 3);
+    nd__fault_set(ND_FAULT_RENAME, 1, fx->ec->err, ND_FAULT_MODE_FAIL);
+    int32_t rc = nd_rename(fx->dir, "a.tmp", "a");
+    assert_int_equal(nd__fault_injected(ND_FAULT_RENAME), 1);
+    expect_status(rc, fx->ec->status);
+    if (rc == ND_OK) {
+        assert_false(exists(fx, "a.tmp"));
+        assert_true(file_is(fx, "a", "new contents", 12));
+        return;
+    }
+    expect_message("nd_rename", "rename", "a.tmp", fx->ec->err);
+    /* nothing half-renamed: both names hold exactly what they held */
+    assert_true(file_is(fx, "a.tmp", "new contents", 12));
+    assert_true(file_is(fx, "a", "old", 3));
+}
+
+/* ---- short transfers ---------------------------------------------------- */
+
+static void short_reads(void **state)
+{
+    fixture *fx = *state;
+    short_scenarios++;
+    uint8_t *data = malloc(IN_LEN), *buf = malloc(IN_LEN);
+    nd_handle in = open_pattern_input(fx, 0, data);
+    nd__fault_set_times(ND_FAULT_READ, 1, 6, 0, ND_FAULT_MODE_SHORT);
+    expect_status(nd_read_bytes(in, 3, buf, IN_LEN - 3), IN_LEN - 3);
+    assert_memory_equal(buf, data + 3, IN_LEN - 3);
+    /* and through the cursor */
+    expect_status(nd_input_seek(in, 7), ND_OK);
+    expect_status(nd_read_buffered(in, buf, 50000), 50000);
+    assert_memory_equal(buf, data + 7, 50000);
+    assert_true(nd__fault_injected(ND_FAULT_READ) >= 2);
+    expect_status(nd_close(in), ND_OK);
+    free(data);
+    free(buf);
+}
+
+static void short_writes(uint32_t flags, size_t len, const char *name, fixture *fx)
+{
+    short_scenarios++;
+    uint8_t *data = malloc(len);
+    rel_fill(data, len, 9, 0);
+    nd_handle out;
+    expect_status(nd_create_output(fx->dir, name, flags, &out), ND_OK);
+    nd__fault_set_times(ND_FAULT_WRITE, 1, 6, 0, ND_FAULT_MODE_SHORT);
+    expect_status(nd_write_bytes(out, data, (int64_t)len), (int64_t)len);
+    expect_status(nd_output_sync(out), ND_OK);
+    assert_true(nd__fault_injected(ND_FAULT_WRITE) >= 2);
+    expect_status(nd_close(out), ND_OK);
+    assert_true(file_is(fx, name, data, len));
+    free(data);
+}
+
+static void short_writes_buffered(void **state)
+{
+    short_writes(0, 300000, "sw.bin", *state);
+}
+
+static void short_writes_merge(void **state)
+{
+    short_writes(ND_IO_MERGE, (3u << 20) + 777, "swm.bin", *state);
+}
+
+/* ---- the run ------------------------------------------------------------- */
+
+#define PER_ERRNO(fn)                                                                    \
+    cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown, (void *)&errcases[0]), \
+        cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown, (void *)&errcases[1]), \
+        cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown, (void *)&errcases[2]), \
+        cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown, (void *)&errcases[3])
+
+static void report(const char *case_id, nd_fault_point p, int failures, const char *what)
+{
+    char text[256];
+    snprintf(text, sizeof(text), "%s (%ld scenarios x ENOSPC/EIO/EINTR/EACCES)", what,
+             scenarios[p]);
+    rel_count(case_id, faults_at[p], "faults", failures == 0 ? "pass" : "fail", text);
+}
+
+int main(void)
+{
+    const struct CMUnitTest open_tests[] = {PER_ERRNO(open_create), PER_ERRNO(open_input)};
+    const struct CMUnitTest read_tests[] = {PER_ERRNO(read_bytes_buffered_strategy),
+                                            PER_ERRNO(read_bytes_merge_strategy),
+                                            PER_ERRNO(read_cursor)};
+    const struct CMUnitTest write_tests[] = {PER_ERRNO(write_big_buffered),
+                                             PER_ERRNO(write_big_merge), PER_ERRNO(write_in_sync),
+                                             PER_ERRNO(write_in_close)};
+    const struct CMUnitTest fsync_tests[] = {PER_ERRNO(fsync_output), PER_ERRNO(fsync_by_name),
+                                             PER_ERRNO(fsync_dir)};
+    const struct CMUnitTest rename_tests[] = {PER_ERRNO(rename_fault)};
+    const struct CMUnitTest short_tests[] = {
+        cmocka_unit_test_setup_teardown(short_reads, setup, teardown),
+        cmocka_unit_test_setup_teardown(short_writes_buffered, setup, teardown),
+        cmocka_unit_test_setup_teardown(short_writes_merge, setup, teardown),
+    };
+    int failed = 0, f;
+    long before_short[ND_FAULT_POINTS];
+
+    f = cmocka_run_group_tests_name("open faults", open_tests, NULL, NULL);
+    report("fault_open", ND_FAULT_OPEN, f, "open fails: nd_create_output, nd_open_input");
+    failed += f;
+    f = cmocka_run_group_tests_name("read faults", read_tests, NULL, NULL);
+    report("fault_read", ND_FAULT_READ, f,
+           "pread fails: nd_read_bytes (buffered, merge), nd_read_buffered");
+    failed += f;
+    f = cmocka_run_group_tests_name("write faults", write_tests, NULL, NULL);
+    report("fault_write", ND_FAULT_WRITE, f,
+           "pwrite fails: bulk write (buffered, direct), flush in sync, flush in close");
+    failed += f;
+    f = cmocka_run_group_tests_name("fsync faults", fsync_tests, NULL, NULL);
+    report("fault_fsync", ND_FAULT_FSYNC, f, "fsync fails: nd_output_sync, nd_fsync, nd_sync_dir");
+    failed += f;
+    f = cmocka_run_group_tests_name("rename faults", rename_tests, NULL, NULL);
+    report("fault_rename", ND_FAULT_RENAME, f, "rename fails: nd_rename over an existing file");
+    failed += f;
+
+    memcpy(before_short, faults_at, sizeof(before_short));
+    f = cmocka_run_group_tests_name("short transfers", short_tests, NULL, NULL);
+    failed += f;
+    long shorts = (faults_at[ND_FAULT_READ] - before_short[ND_FAULT_READ]) +
+                  (faults_at[ND_FAULT_WRITE] - before_short[ND_FAULT_WRITE]);
+    char text[200];
+    snprintf(text, sizeof(text),
+             "short pread/pwrite, retried until complete (%ld scenarios: reads, buffered and "
+             "direct writes)",
+             short_scenarios);
+    rel_count("fault_short", shorts, "short transfers", f == 0 ? "pass" : "fail", text);
+    return failed == 0 ? 0 : 1;
+}
