@@ -1,5 +1,6 @@
 # Runs nd_bench --quick and checks that c.json is valid JSON in the shared
 # format with every group present. It does not look at any time.
+cmake_minimum_required(VERSION 3.20)
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK}/scratch ${WORK}/results)
 execute_process(COMMAND ${BENCH} --quick --dir ${WORK}/scratch --out ${WORK}/results
@@ -33,7 +34,15 @@ foreach(i RANGE ${last})
   if(NOT median GREATER 0 OR mn GREATER median OR median GREATER mx)
     message(FATAL_ERROR "c.json: result ${i}: min ${mn} <= median ${median} <= max ${mx} fails")
   endif()
-  if(NOT (base STREQUAL "NULL") STREQUAL (ratio STREQUAL "NULL"))
+  set(has_base YES)
+  set(has_ratio YES)
+  if(base STREQUAL "NULL")
+    set(has_base NO)
+  endif()
+  if(ratio STREQUAL "NULL")
+    set(has_ratio NO)
+  endif()
+  if(NOT has_base STREQUAL has_ratio)
     message(FATAL_ERROR "c.json: result ${i}: a ratio exactly when there is a baseline")
   endif()
   string(JSON g GET "${json}" results ${i} group)

@@ -1,0 +1,238 @@
+#!/usr/bin/python3
+"""Merges every benchmark's JSON (c.json, dotnet.json, java.json, python.json, ...)
+in a results directory into one Markdown report and one chart.
+
+    /usr/bin/python3 bench/runner.py [RESULTS_DIR]     (default $ND_BENCH_OUT or build/bench/results)
+
+Writes RESULTS_DIR/report.md (one table per group) and RESULTS_DIR/chart.png
+(one panel per group: each row's ratio to its baseline, drawn with gnuplot),
+and prints the tables. Standard library only: it runs on Debian's python3.
+Exit status 1 if a results file is unreadable or the chart cannot be drawn;
+everything readable is still reported.
+"""
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+REQUIRED = ("group", "name", "median")
+SUITE_ORDER = ("c", "dotnet", "java", "python")
+
+
+class Problem(Exception):
+    pass
+
+
+def load(results_dir):
+    """Returns (suites, problems): every readable suite file, and what was wrong with the rest."""
+    suites, problems = [], []
+    names = sorted(f for f in os.listdir(results_dir) if f.endswith(".json"))
+    for f in names:
+        path = os.path.join(results_dir, f)
+        try:
+            with open(path, encoding="utf-8") as fh:
+                doc = json.load(fh)
+            if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
+                raise Problem('no "results" list')
+            for i, r in enumerate(doc["results"]):
+                missing = [k for k in REQUIRED if not isinstance(r, dict) or k not in r]
+                if missing:
+                    raise Problem("result %d lacks %s" % (i, ", ".join(missing)))
+                if not isinstance(r["median"], (int, float)):
+                    raise Problem("result %d: median is not a number" % i)
+            doc.setdefault("suite", f[:-5])
+            suites.append(doc)
+        except (OSError, ValueError, Problem) as e:
+            problems.append("%s: %s" % (path, e))
+    suites.sort(key=lambda s: (SUITE_ORDER.index(s["suite"]) if s["suite"] in SUITE_ORDER
+                               else len(SUITE_ORDER), str(s["suite"])))
+    return suites, problems
+
+
+def grouped(suites):
+    """Rows by group, groups in order of first appearance (the C suite's first)."""
+    groups = {}
+    for s in suites:
+        for r in s["results"]:
+            groups.setdefault(r["group"], []).append(dict(r, suite=s["suite"]))
+    return groups
+
+
+def num(v, digits=3):
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        return ""
+    if v != 0 and abs(v) < 10 ** -digits:
+        return "%.2g" % v
+    return "%.*f" % (digits, v)
+
+
+def ratio_of(r):
+    """A baseline row is 1 by definition; other rows carry their own ratio."""
+    if r.get("baseline") is None:
+        return 1.0
+    v = r.get("ratio")
+    return v if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 else None
+
+
+def cell(text):
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def extras(r, shared_note=None):
+    parts = []
+    if isinstance(r.get("cached_pct"), (int, float)):
+        parts.append("%.1f%% of the file cached" % r["cached_pct"])
+    if isinstance(r.get("speedup"), (int, float)):
+        parts.append("speed-up %.2fx" % r["speedup"])
+    if isinstance(r.get("alloc_bytes"), (int, float)):
+        parts.append("%d B allocated" % r["alloc_bytes"])
+    if r.get("note") and r["note"] != shared_note:
+        parts.append(str(r["note"]))
+    return "; ".join(parts)
+
+
+def markdown(suites, groups):
+    out = ["# nativedir benchmark results", ""]
+    for s in suites:
+        out.append("- `%s`: %s MiB file, %s, %s%s" % (
+            s["suite"], s.get("file_mib", "?"), s.get("host", "unknown host"),
+            s.get("date", "unknown date"),
+            "" if s.get("loadavg") is None else ", load average %.2f" % s["loadavg"]))
+    out.append("")
+    out.append("Ratio = median / the median of the row named in *baseline*, measured in the "
+               "same run (lower is better; a baseline row is the limit itself).")
+    met = [r.get("met") for rows in groups.values() for r in rows if r.get("met") is not None]
+    out.append("Targets met: %d of %d." % (sum(1 for m in met if m), len(met)))
+    out.append("")
+    for g, rows in groups.items():
+        out.append("## %s" % g)
+        out.append("")
+        notes = {r.get("note") for r in rows}
+        shared = notes.pop() if len(notes) == 1 else None
+        if shared:
+            out += [str(shared), ""]
+        multi = len({r["suite"] for r in rows}) > 1
+        head = (["suite"] if multi else []) + ["name", "median", "min–max", "ratio", "baseline",
+                                                "target", "met", "note"]
+        out.append("| " + " | ".join(head) + " |")
+        out.append("|" + "|".join("---:" if h in ("median", "min–max", "ratio") else "---"
+                                  for h in head) + "|")
+        for r in rows:
+            unit = r.get("unit", "ms")
+            ratio = "limit" if r.get("baseline") is None else num(r.get("ratio"))
+            met = {True: "yes", False: "**no**"}.get(r.get("met"), "")
+            cells = ([r["suite"]] if multi else []) + [
+                r["name"], "%s %s" % (num(r["median"]), unit),
+                "%s–%s" % (num(r.get("min")), num(r.get("max"))), ratio,
+                r.get("baseline") or "", r.get("target") or "", met, extras(r, shared)]
+            out.append("| " + " | ".join(cell(c) for c in cells) + " |")
+        out.append("")
+    return "\n".join(out)
+
+
+def gp_str(s):
+    return '"%s"' % str(s).replace("\\", "/").replace('"', "'")
+
+
+def chart(groups, path):
+    """One horizontal bar panel per group, stacked in one PNG; raises Problem on failure."""
+    gnuplot = shutil.which("gnuplot")
+    if gnuplot is None:
+        raise Problem("gnuplot is not installed (scripts/deps.sh installs gnuplot-nox); "
+                      "no chart drawn")
+    panels = []
+    for g, rows in groups.items():
+        bars = [(r, ratio_of(r)) for r in rows]
+        bars = [(r, v) for r, v in bars if v is not None]
+        if bars:
+            panels.append((g, bars))
+    if not panels:
+        raise Problem("no ratios to draw")
+    multi_suite = len({r["suite"] for _, bars in panels for r, _ in bars}) > 1
+    total = sum(len(b) + 3 for _, b in panels)
+    height = max(400, total * 24)
+    with tempfile.TemporaryDirectory() as tmp:
+        script = ["set terminal pngcairo size 1400,%d font 'Sans,10' noenhanced" % height,
+                  "set output %s" % gp_str(path),
+                  "set multiplot",
+                  "set style fill solid 0.85 border -1",
+                  "set grid xtics",
+                  "unset key",
+                  "set lmargin at screen 0.36", "set rmargin at screen 0.95"]
+        top = 1.0
+        for i, (g, bars) in enumerate(panels):
+            data = os.path.join(tmp, "g%d.dat" % i)
+            ratios = [v for _, v in bars]
+            lo, hi = min(ratios + [1.0]), max(ratios + [1.0])
+            log = hi / lo > 20
+            with open(data, "w", encoding="utf-8") as fh:
+                for k, (r, v) in enumerate(bars):
+                    # colour: baseline blue, met green, missed red, informative grey
+                    color = (0x3366cc if r.get("baseline") is None else
+                             {True: 0x2e9d43, False: 0xd03030}.get(r.get("met"), 0x999999))
+                    fh.write("%d %.6g %d %s\n" % (k, v, color, gp_str(num(v, 2) + "x")))
+            frac = (len(bars) + 3) / total
+            script += ["set origin 0,%.5f" % (top - frac), "set size 1,%.5f" % frac,
+                       "set title %s" % gp_str(g + ": ratio to baseline (lower is better)"
+                                               + (", log scale" if log else "")),
+                       "set yrange [%.1f:-0.6]" % (len(bars) - 0.4),
+                       "set ytics (%s)" % ", ".join(
+                           "%s %d" % (gp_str((r["suite"] + ": " if multi_suite else "")
+                                             + r["name"]), k) for k, (r, _) in enumerate(bars))]
+            if log:
+                script += ["set logscale x", "set xrange [%g:%g]" % (lo / 2, hi * 3)]
+                base = 1.0
+            else:
+                script += ["unset logscale x", "set xrange [0:%g]" % (hi * 1.25)]
+                base = 0.0
+            script += ["set arrow 1 from 1,graph 0 to 1,graph 1 nohead dt 2 lc rgb '#000000'",
+                       "plot %s using (%g):1:(%g):2:($1-0.38):($1+0.38):3 with boxxyerror "
+                       "lc rgb variable, '' using 2:1:4 with labels left offset 0.5,0"
+                       % (gp_str(data), base, base)]
+            top -= frac
+        script.append("unset multiplot")
+        proc = subprocess.run([gnuplot], input="\n".join(script) + "\n", text=True,
+                              capture_output=True)
+        if proc.returncode != 0 or not os.path.exists(path):
+            raise Problem("gnuplot failed: %s" % proc.stderr.strip())
+
+
+def main(argv):
+    if len(argv) > 2 or (len(argv) == 2 and argv[1] in ("-h", "--help")):
+        print(__doc__.strip())
+        return 2
+    results = argv[1] if len(argv) == 2 else os.environ.get("ND_BENCH_OUT") or \
+        os.path.join("build", "bench", "results")
+    if not os.path.isdir(results):
+        print("runner: %s is not a directory of results" % results, file=sys.stderr)
+        return 1
+    suites, problems = load(results)
+    if not suites:
+        problems.append("%s: no benchmark results (*.json) found" % results)
+    groups = grouped(suites)
+    report = markdown(suites, groups)
+    png = os.path.join(results, "chart.png")
+    if os.path.exists(png):
+        os.remove(png)  # a chart from an earlier run must not pass for this one
+    if groups:
+        try:
+            chart(groups, png)
+            report += "\n![ratios to baseline](chart.png)\n"
+        except Problem as e:
+            problems.append(str(e))
+    with open(os.path.join(results, "report.md"), "w", encoding="utf-8") as fh:
+        fh.write(report)
+    print(report)
+    print("report: %s" % os.path.join(results, "report.md"))
+    if os.path.exists(png) and groups:
+        print("chart:  %s" % png)
+    for p in problems:
+        print("runner: ERROR: %s" % p, file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

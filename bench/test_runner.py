@@ -1,0 +1,83 @@
+#!/usr/bin/python3
+"""Checks bench/runner.py on real results: it merges another suite's file into
+the same groups, writes report.md and a PNG chart, and names a broken file
+with a non-zero exit instead of dropping it silently.
+
+    test_runner.py RUNNER RESULTS_DIR   (RESULTS_DIR holds the smoke run's c.json)
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+
+def run(runner, d):
+    return subprocess.run([sys.executable, runner, d], capture_output=True, text=True)
+
+
+def fail(msg, proc=None):
+    print("test_runner: FAIL: " + msg)
+    if proc is not None:
+        print(proc.stdout[-3000:], proc.stderr[-3000:])
+    sys.exit(1)
+
+
+def main():
+    runner, results = sys.argv[1], sys.argv[2]
+    with open(os.path.join(results, "c.json"), encoding="utf-8") as fh:
+        c = json.load(fh)
+    groups = {r["group"] for r in c["results"]}
+    with tempfile.TemporaryDirectory() as d:
+        shutil.copy(os.path.join(results, "c.json"), d)
+        other = {"suite": "python", "file_mib": 64, "host": "test", "date": "2026-01-01T00:00:00Z",
+                 "results": [
+                     {"group": "ReadRandom", "name": "os.pread", "unit": "ms", "median": 2.0,
+                      "min": 1.9, "max": 2.2, "runs": 3, "baseline": None, "ratio": None,
+                      "target": None, "met": None, "alloc_bytes": None, "note": None},
+                     {"group": "ReadRandom", "name": "readinto_at | buffered", "unit": "ms",
+                      "median": 2.5, "min": 2.4, "max": 2.6, "runs": 3, "baseline": "os.pread",
+                      "ratio": 1.25, "target": "<= 1.2", "met": False, "alloc_bytes": 0,
+                      "note": "pipe in the name must not break the table"},
+                     {"group": "PythonOnly", "name": "something new", "unit": "ms",
+                      "median": 1.0, "min": 1.0, "max": 1.0, "runs": 1, "baseline": None,
+                      "ratio": None, "target": None, "met": None}]}
+        with open(os.path.join(d, "python.json"), "w", encoding="utf-8") as fh:
+            json.dump(other, fh)
+
+        proc = run(runner, d)
+        if proc.returncode != 0:
+            fail("runner exited %d on good input" % proc.returncode, proc)
+        with open(os.path.join(d, "report.md"), encoding="utf-8") as fh:
+            report = fh.read()
+        for g in groups | {"PythonOnly"}:
+            if "## %s\n" % g not in report:
+                fail("report.md has no table for group %s" % g)
+        for r in c["results"]:
+            if r["name"] not in report:
+                fail("report.md lacks the C row %r" % r["name"])
+        section = report.split("## ReadRandom\n", 1)[1].split("\n## ", 1)[0]
+        if "| python | readinto_at \\| buffered |" not in section or "| c |" not in section:
+            fail("ReadRandom does not show both suites side by side:\n" + section)
+        if "| 1.250 |" not in section or "**no**" not in section:
+            fail("the python row's ratio or missed target is not shown")
+        with open(os.path.join(d, "chart.png"), "rb") as fh:
+            png = fh.read()
+        if not png.startswith(b"\x89PNG\r\n\x1a\n") or len(png) < 10000:
+            fail("chart.png is not a real PNG (%d bytes)" % len(png))
+
+        with open(os.path.join(d, "java.json"), "w", encoding="utf-8") as fh:
+            fh.write('{"suite": "java", "results": [{"group": "Write"}]}')
+        proc = run(runner, d)
+        if proc.returncode == 0 or "java.json" not in proc.stderr:
+            fail("a broken java.json must be named and fail the run", proc)
+        with open(os.path.join(d, "report.md"), encoding="utf-8") as fh:
+            if "## PythonOnly" not in fh.read():
+                fail("a broken file must not hide the good ones")
+    print("test_runner: ok (%d C rows in %d groups, merged with a second suite)"
+          % (len(c["results"]), len(groups)))
+
+
+if __name__ == "__main__":
+    main()

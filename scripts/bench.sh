@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The comparison benchmark (the README's first command): installs what is
+# missing, builds a Release tree in build/bench, runs the C benchmark and then
+# every other language's benchmark that exists (bench/suites.d/*.sh), and
+# merges their results into one Markdown table and one chart.
+#
+#   scripts/bench.sh [nd_bench options]     e.g. --quick, --runs 5, --dir /mnt/disk
+#
+# Results: $ND_BENCH_OUT (default build/bench/results): <suite>.json,
+# report.md and chart.png. The scratch files go under build/bench (a real
+# disk; set ND_BENCH_DIR or pass --dir to choose another, never tmpfs).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+scripts/deps.sh
+# the benchmark needs the library and the bindings, not the test or cross builds
+cmake -S . -B build/bench -DCMAKE_BUILD_TYPE=Release -DND_BUILD_TESTS=OFF \
+      -DND_BUILD_SANITIZED_TESTS=OFF -DND_BUILD_CROSS=OFF >/dev/null
+# the C benchmark first, so that a binding that fails to build cannot stop it
+cmake --build build/bench -j"$(nproc)" --target nd_bench
+failed=()
+cmake --build build/bench -j"$(nproc)" || failed+=("build")
+
+export ND_BENCH_OUT="${ND_BENCH_OUT:-$root/build/bench/results}"
+export ND_BUILD_DIR="$root/build/bench"
+export ND_SOURCE_DIR="$root"
+export ND_BENCH_QUICK=0
+for a in "$@"; do [ "$a" = "--quick" ] && ND_BENCH_QUICK=1; done
+mkdir -p "$ND_BENCH_OUT"
+# only this run's results may reach the report
+rm -f "$ND_BENCH_OUT"/*.json "$ND_BENCH_OUT"/report.md "$ND_BENCH_OUT"/chart.png
+
+echo "== C benchmark (bench/nd_bench.c)"
+build/bench/bench/nd_bench "$@" || failed+=("c")
+
+# ---- hook: every other language's benchmark ------------------------------
+# Each bench/suites.d/<suite>.sh runs one language's benchmark against the
+# library built above and writes $ND_BENCH_OUT/<suite>.json in the shared
+# format (see bench/suites.d/README.md). A failing suite is reported at the
+# end; the others still run and still reach the table.
+for suite in bench/suites.d/*.sh; do
+  [ -e "$suite" ] || continue
+  name=$(basename "$suite" .sh)
+  echo "== $name benchmark ($suite)"
+  if ! bash "$suite"; then
+    failed+=("$name")
+  elif [ ! -s "$ND_BENCH_OUT/$name.json" ]; then
+    echo "bench: $suite exited 0 but wrote no $ND_BENCH_OUT/$name.json" >&2
+    failed+=("$name")
+  fi
+done
+# ---------------------------------------------------------------------------
+
+echo "== report"
+/usr/bin/python3 bench/runner.py "$ND_BENCH_OUT" || failed+=("runner")
+echo
+echo "table: $ND_BENCH_OUT/report.md"
+echo "chart: $ND_BENCH_OUT/chart.png"
+if ((${#failed[@]})); then
+  echo "bench: FAILED: ${failed[*]}" >&2
+  exit 1
+fi
