@@ -1,0 +1,213 @@
+"""Input: positional and cursor reads, io.RawIOBase, clones, slices, mappings."""
+from __future__ import annotations
+
+import array
+import gc
+import io
+import os
+from pathlib import Path
+
+import pytest
+
+import nativedir
+from nativedir import Strategy
+
+OPEN_MODES = [{}, {"random": True}, {"sequential": True}, {"mmap": True},
+              {"mmap": True, "preload": True}, {"merge": True}]
+
+
+@pytest.mark.parametrize("mode", OPEN_MODES, ids=lambda m: "+".join(m) or "default")
+def test_read_at_every_strategy(nd: nativedir.Directory, data_file: str, data: bytes,
+                                mode: dict) -> None:
+    with nd.open_input(data_file, **mode) as inp:
+        assert len(inp) == inp.length == len(data)
+        for off, n in ((0, 1), (1, 4096), (4095, 3), (len(data) - 7, 7), (123_457, 200_000),
+                       (len(data), 0)):
+            assert inp.read_at(off, n) == data[off:off + n], (off, n)
+
+
+def test_strategies(nd: nativedir.Directory, data_file: str) -> None:
+    with nd.open_input(data_file) as inp:
+        assert inp.strategy is Strategy.BUFFERED
+    with nd.open_input(data_file, mmap=True) as inp:
+        assert inp.strategy is Strategy.MAPPED
+    with nd.open_input(data_file, merge=True) as inp:
+        assert inp.strategy in (Strategy.DIRECT, Strategy.DROP_BEHIND)
+
+
+@pytest.mark.parametrize("mode", OPEN_MODES, ids=lambda m: "+".join(m) or "default")
+def test_readinto_at_fills_the_callers_buffer(nd: nativedir.Directory, data_file: str,
+                                              data: bytes, mode: dict) -> None:
+    with nd.open_input(data_file, **mode) as inp:
+        buf = bytearray(4096)
+        assert inp.readinto_at(buf, 10_000) == 4096
+        assert buf == data[10_000:14_096]
+        # a window into a larger buffer: only that window is written
+        big = bytearray(b"\xee" * 100)
+        assert inp.readinto_at(memoryview(big)[10:20], 5) == 10
+        assert big[:10] == b"\xee" * 10 and big[10:20] == data[5:15] and big[20:] == b"\xee" * 80
+        # any writable buffer: the length counts bytes, not items
+        ints = array.array("i", [0] * 4)
+        assert inp.readinto_at(ints, 0) == 16
+        assert ints.tobytes() == data[:16]
+
+
+def test_readinto_at_rejects_read_only_and_past_end(nd: nativedir.Directory, data_file: str,
+                                                    data: bytes) -> None:
+    with nd.open_input(data_file) as inp:
+        with pytest.raises(BufferError):
+            inp.readinto_at(b"immutable", 0)
+        buf = bytearray(b"\x01" * 16)
+        with pytest.raises(EOFError):
+            inp.readinto_at(buf, len(data) - 8)
+        assert buf == b"\x01" * 16  # nothing read on failure
+
+
+def test_cursor_follows_raw_io_protocol(nd: nativedir.Directory, data_file: str,
+                                        data: bytes) -> None:
+    with nd.open_input(data_file) as inp:
+        assert isinstance(inp, io.RawIOBase)
+        assert inp.readable() and inp.seekable() and not inp.writable()
+        assert inp.read(10) == data[:10] and inp.tell() == 10
+        buf = bytearray(5)
+        assert inp.readinto(buf) == 5 and buf == data[10:15]
+        assert inp.seek(-3, os.SEEK_END) == len(data) - 3
+        buf = bytearray(8)
+        assert inp.readinto(buf) == 3 and buf[:3] == data[-3:]  # short read at the end
+        assert inp.readinto(buf) == 0 and inp.read(4) == b""     # EOF
+        assert inp.seek(-5, os.SEEK_CUR) == len(data) - 5
+        assert inp.read() == data[-5:]
+        inp.seek(100)
+        assert inp.read(0) == b"" and inp.tell() == 100
+        assert inp.readall() == data[100:]
+
+
+def test_seek_past_end_and_invalid(nd: nativedir.Directory, data_file: str, data: bytes) -> None:
+    with nd.open_input(data_file) as inp:
+        assert inp.seek(len(data) + 50) == len(data) + 50
+        assert inp.tell() == len(data) + 50 and inp.read(1) == b""
+        inp.seek(2)
+        assert inp.read(2) == data[2:4]  # the cursor came back from past the end
+        with pytest.raises(ValueError):
+            inp.seek(-1)
+        with pytest.raises(ValueError):
+            inp.seek(0, 7)
+
+
+def test_buffered_reader_over_input(nd: nativedir.Directory, folder: Path) -> None:
+    lines = b"".join(b"line %d\n" % i for i in range(5000))
+    (folder / "text").write_bytes(lines)
+    with io.BufferedReader(nd.open_input("text"), buffer_size=1000) as reader:
+        assert reader.readline() == b"line 0\n"
+        assert reader.peek(1)[:1] == b"l"
+        assert reader.read(7) == b"line 1\n"
+        reader.seek(lines.index(b"line 4000\n"))
+        assert reader.readline() == b"line 4000\n"
+        reader.seek(0)
+        assert reader.read() == lines
+    with io.TextIOWrapper(io.BufferedReader(nd.open_input("text")), encoding="ascii") as text:
+        assert sum(1 for _ in text) == 5000
+
+
+def test_clone_has_its_own_cursor(nd: nativedir.Directory, data_file: str, data: bytes) -> None:
+    with nd.open_input(data_file) as inp:
+        inp.seek(500)
+        with inp.clone() as c:
+            assert c.tell() == 0 and c.read(4) == data[:4]
+            assert inp.read(4) == data[500:504]
+            assert c.name == inp.name and len(c) == len(inp)
+
+
+def test_clone_outlives_original(nd: nativedir.Directory, data_file: str, data: bytes) -> None:
+    inp = nd.open_input(data_file, mmap=True)
+    c = inp.clone()
+    inp.close()
+    assert c.read_at(1000, 10) == data[1000:1010]
+    c.close()
+
+
+def test_slice_bounds(nd: nativedir.Directory, data_file: str, data: bytes) -> None:
+    with nd.open_input(data_file) as inp, inp.slice(1000, 100) as s:
+        assert len(s) == 100
+        assert s.read_at(0, 100) == data[1000:1100]
+        assert s.read() == data[1000:1100] and s.read() == b""
+        with pytest.raises(EOFError):
+            s.read_at(50, 51)
+        with s.slice(10, 10) as inner:
+            assert inner.read_at(0, 10) == data[1010:1020]
+        with pytest.raises(EOFError):
+            inp.slice(len(data) - 10, 11)
+        with pytest.raises(ValueError):
+            inp.slice(-1, 10)
+
+
+def test_memoryview_of_mapped_input(nd: nativedir.Directory, data_file: str,
+                                    data: bytes) -> None:
+    with nd.open_input(data_file, mmap=True) as inp:
+        view = inp.memoryview()
+        assert view.readonly and view.nbytes == len(data)
+        assert view[12345:12355] == data[12345:12355]
+        with pytest.raises(TypeError):
+            view[0] = 1
+
+
+def test_memoryview_survives_close(nd: nativedir.Directory, data_file: str,
+                                   data: bytes) -> None:
+    inp = nd.open_input(data_file, mmap=True)
+    view = inp.memoryview()
+    part = view[len(data) - 100:]
+    inp.close()
+    del view
+    gc.collect()
+    # the slice still holds the mapping: reading it must not crash
+    assert bytes(part) == data[-100:]
+    part.release()
+
+
+def test_memoryview_of_slice_and_empty(nd: nativedir.Directory, data_file: str,
+                                       data: bytes, folder: Path) -> None:
+    with nd.open_input(data_file, mmap=True) as inp, inp.slice(4096, 10) as s:
+        assert bytes(s.memoryview()) == data[4096:4106]
+    (folder / "empty").write_bytes(b"")
+    with nd.open_input("empty", mmap=True) as e:
+        assert e.memoryview().nbytes == 0 and e.read_at(0, 0) == b""
+
+
+def test_memoryview_needs_mapping(nd: nativedir.Directory, data_file: str) -> None:
+    with nd.open_input(data_file) as inp:
+        with pytest.raises(ValueError, match="mmap=True"):
+            inp.memoryview()
+
+
+def test_use_after_close(nd: nativedir.Directory, data_file: str) -> None:
+    inp = nd.open_input(data_file)
+    inp.close()
+    inp.close()
+    assert inp.closed
+    calls = [lambda: inp.read_at(0, 1), lambda: inp.readinto_at(bytearray(1), 0),
+             lambda: inp.read(1), lambda: inp.readinto(bytearray(1)), lambda: inp.seek(0),
+             lambda: inp.tell(), lambda: inp.clone(), lambda: inp.slice(0, 1),
+             lambda: inp.memoryview(), lambda: inp.strategy, lambda: inp.readable(),
+             lambda: inp.seekable(), lambda: inp.__enter__()]
+    for call in calls:
+        with pytest.raises(ValueError, match="closed"):
+            call()
+
+
+def test_unclosed_input_warns(nd: nativedir.Directory, data_file: str) -> None:
+    inp = nd.open_input(data_file)
+    with pytest.warns(ResourceWarning, match="unclosed"):
+        inp.__del__()
+    assert inp.closed
+
+
+def test_negative_arguments(nd: nativedir.Directory, data_file: str) -> None:
+    with nd.open_input(data_file) as inp:
+        with pytest.raises(ValueError):
+            inp.read_at(-1, 1)
+        with pytest.raises(ValueError):
+            inp.read_at(0, -1)
+        with pytest.raises(ValueError):
+            inp.readinto_at(bytearray(1), -5)
+        with pytest.raises(TypeError):
+            inp.read_at("0", 1)  # type: ignore[arg-type]

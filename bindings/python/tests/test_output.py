@@ -1,0 +1,99 @@
+"""Output: zero-copy writes, CRC-32, position, sync, strategies, io protocol."""
+from __future__ import annotations
+
+import array
+import io
+import zlib
+from pathlib import Path
+
+import pytest
+
+import nativedir
+from nativedir import Strategy
+
+from conftest import pattern
+
+
+def test_write_any_bytes_like(nd: nativedir.Directory, folder: Path) -> None:
+    chunks = [b"abc", bytearray(b"defg"), memoryview(b"0123456789")[2:5], array.array("h", [1, 2])]
+    with nd.create_output("out") as out:
+        total = 0
+        for chunk in chunks:
+            n = out.write(chunk)
+            total += n
+            assert n == memoryview(chunk).nbytes
+            assert out.position == out.tell() == total
+        expected = b"".join(bytes(memoryview(c)) for c in chunks)
+        assert out.crc32() == zlib.crc32(expected)
+        out.sync()
+    assert (folder / "out").read_bytes() == expected
+
+
+def test_large_write_and_crc(nd: nativedir.Directory, folder: Path) -> None:
+    blob = pattern(3 << 20, seed=3)
+    with nd.create_output("big") as out:
+        for i in range(0, len(blob), 1 << 20):
+            out.write(memoryview(blob)[i:i + (1 << 20)])
+        assert out.crc32() == zlib.crc32(blob)
+        assert out.strategy is Strategy.BUFFERED
+    assert (folder / "big").read_bytes() == blob
+    assert nd.length("big") == len(blob)
+
+
+@pytest.mark.parametrize("size", [0, 1, 4095, 4097, (1 << 20) + 3])
+def test_merge_output_keeps_logical_length(nd: nativedir.Directory, folder: Path,
+                                           size: int) -> None:
+    blob = pattern(size, seed=5)
+    with nd.create_output("merged", merge=True) as out:
+        assert out.strategy in (Strategy.DIRECT, Strategy.DROP_BEHIND, Strategy.BUFFERED)
+        out.write(blob[:size // 2])
+        out.write(blob[size // 2:])
+        assert out.crc32() == zlib.crc32(blob)
+    assert (folder / "merged").read_bytes() == blob
+
+
+def test_overwrite(nd: nativedir.Directory, folder: Path) -> None:
+    (folder / "f").write_bytes(b"old contents")
+    with pytest.raises(FileExistsError):
+        nd.create_output("f")
+    assert (folder / "f").read_bytes() == b"old contents"
+    with nd.create_output("f", overwrite=True) as out:
+        out.write(b"new")
+    assert (folder / "f").read_bytes() == b"new"
+
+
+def test_buffered_writer_over_output(nd: nativedir.Directory, folder: Path) -> None:
+    out = nd.create_output("w")
+    assert isinstance(out, io.RawIOBase) and out.writable() and not out.readable()
+    with io.BufferedWriter(out, buffer_size=64) as writer:
+        for i in range(1000):
+            writer.write(b"%d," % i)
+    assert out.closed
+    assert (folder / "w").read_bytes() == b"".join(b"%d," % i for i in range(1000))
+
+
+def test_write_rejects_text(nd: nativedir.Directory) -> None:
+    with nd.create_output("t") as out:
+        with pytest.raises(TypeError):
+            out.write("text")  # type: ignore[arg-type]
+        assert out.position == 0
+
+
+def test_use_after_close(nd: nativedir.Directory) -> None:
+    out = nd.create_output("c")
+    out.close()
+    out.close()
+    calls = [lambda: out.write(b"x"), lambda: out.position, lambda: out.tell(),
+             lambda: out.crc32(), lambda: out.sync(), lambda: out.strategy,
+             lambda: out.writable(), lambda: out.__enter__()]
+    for call in calls:
+        with pytest.raises(ValueError, match="closed"):
+            call()
+
+
+def test_unclosed_output_warns_and_flushes(nd: nativedir.Directory, folder: Path) -> None:
+    out = nd.create_output("u")
+    out.write(b"kept")
+    with pytest.warns(ResourceWarning, match="unclosed"):
+        out.__del__()
+    assert (folder / "u").read_bytes() == b"kept"
