@@ -1,0 +1,361 @@
+using System;
+using System.IO;
+using System.Runtime.CompilerServices;
+using System.Threading;
+using Native = NativeDir.Interop.nativedir;
+
+namespace NativeDir
+{
+    /// <summary>
+    /// A file open for reading.
+    /// <para><b>Threads.</b> Positional members (<see cref="ReadBytes(long, Span{byte})"/>,
+    /// <see cref="Length"/>, <see cref="Clone"/>, <see cref="Slice"/>) are thread-safe. The cursor
+    /// (<see cref="ReadByte"/>, <see cref="ReadBytes(Span{byte})"/>, <see cref="Seek"/>,
+    /// <see cref="Position"/>) and <see cref="GetWindow"/> belong to one thread at a time: give
+    /// each thread its own <see cref="Clone"/>.</para>
+    /// <para><b>Zero-copy reads.</b> The cursor reads from a cached window of native memory (the
+    /// mapping, or the handle's buffer) obtained with one nd_input_window call; a byte read is a
+    /// bounds check and a load. A mapped input's window is the whole rest of the file.</para>
+    /// <para><b>Dispose racing a reader never crashes.</b> When the input first caches a window it
+    /// takes a lease: an extra reference on its SafeHandle, so nd_close (which frees the buffer
+    /// or unmaps the file) cannot run while the lease is held. The lease belongs to the thread that
+    /// last filled a window. <see cref="Dispose"/> on that thread (or with no lease) closes at once.
+    /// <see cref="Dispose"/> on any other thread marks the input disposed but leaves the memory
+    /// mapped: that thread may still return bytes already in its window, and its next refill or
+    /// other call throws <see cref="ObjectDisposedException"/> and closes the native handle; if it
+    /// never calls again, the handle is closed when the input is garbage-collected. So close an
+    /// input on the thread that read it last when prompt release matters.</para>
+    /// </summary>
+    public sealed unsafe class NativeInput : IDisposable
+    {
+        // Reads bigger than this skip the window and go straight into the caller's memory.
+        private const int DirectReadThreshold = 8192;
+
+        private readonly InputSafeHandle _h;
+        private readonly long _length;
+
+        // The cached window: bytes [_winStart, _winStart + (_end - _win)) of the input at _win.
+        // The cursor is at _winStart + (_cur - _win). With no window all three are null and the
+        // cursor is _winStart. Another thread's Dispose only ever nulls _end, so a racing reader
+        // sees either its old, still-leased window or an empty one.
+        private byte* _win;
+        private byte* _cur;
+        private byte* _end;
+        private long _winStart;
+        private int _disposed;
+
+        private NativeInput(InputSafeHandle h, string name, long length)
+        {
+            _h = h;
+            Name = name;
+            _length = length;
+        }
+
+        internal static NativeInput Wrap(InputSafeHandle h, string name)
+        {
+            long len;
+            int rc = Native.nd_input_length(h.Value, &len);
+            if (rc < 0)
+            {
+                Exception e = Errors.For(rc, name);
+                h.Dispose();
+                throw e;
+            }
+            return new NativeInput(h, name, len);
+        }
+
+        /// <summary>The file name this input was opened from (clones and slices keep it).</summary>
+        public string Name { get; }
+
+        /// <summary>The input's length in bytes (a slice's own length).</summary>
+        public long Length => _length;
+
+        /// <summary>How the input reads: buffered, mapped, direct or drop-behind.</summary>
+        public IoStrategy Strategy
+        {
+            get
+            {
+                long h = Enter();
+                try
+                {
+                    int rc = Native.nd_input_strategy(h);
+                    return rc < 0 ? throw Errors.For(rc, Name) : (IoStrategy)rc;
+                }
+                finally
+                {
+                    _h.Exit();
+                }
+            }
+        }
+
+        /// <summary>The cursor: where the next <see cref="ReadByte"/> reads.</summary>
+        public long Position
+        {
+            get => _winStart + (_cur - _win);
+            set => Seek(value);
+        }
+
+        /// <summary>Moves the cursor to <paramref name="pos"/> (0 to <see cref="Length"/>).</summary>
+        public void Seek(long pos)
+        {
+            if (Volatile.Read(ref _disposed) != 0)
+                throw OnDisposed();
+            if ((ulong)pos > (ulong)_length)
+                throw new ArgumentOutOfRangeException(nameof(pos), pos, $"outside 0..{_length} of '{Name}'");
+            if (_end != null && pos >= _winStart && pos <= _winStart + (_end - _win))
+            {
+                _cur = _win + (pos - _winStart);
+                return;
+            }
+            _win = _cur = _end = null;
+            _winStart = pos;
+        }
+
+        /// <summary>Reads the byte at the cursor and advances it.</summary>
+        /// <exception cref="EndOfStreamException">The cursor is at the end.</exception>
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        public byte ReadByte()
+        {
+            byte* p = _cur;
+            if (p < _end)
+            {
+                _cur = p + 1;
+                return *p;
+            }
+            return ReadByteSlow();
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private byte ReadByteSlow()
+        {
+            Refill(Position);
+            return *_cur++;
+        }
+
+        /// <summary>Fills <paramref name="dst"/> from the cursor and advances it.</summary>
+        /// <exception cref="EndOfStreamException">Fewer bytes remain (nothing is consumed).</exception>
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        public void ReadBytes(Span<byte> dst)
+        {
+            byte* p = _cur;
+            if (dst.Length <= _end - p)
+            {
+                new ReadOnlySpan<byte>(p, dst.Length).CopyTo(dst);
+                _cur = p + dst.Length;
+                return;
+            }
+            ReadBytesSlow(dst);
+        }
+
+        private void ReadBytesSlow(Span<byte> dst)
+        {
+            long pos = Position;
+            if (Volatile.Read(ref _disposed) != 0)
+                throw OnDisposed();
+            if (dst.Length > _length - pos)
+                throw new EndOfStreamException(
+                    $"reading {dst.Length} bytes at {pos} of '{Name}' ({_length} bytes) passes its end");
+            if (_end > _cur)
+            {
+                int have = (int)(_end - _cur);
+                new ReadOnlySpan<byte>(_cur, have).CopyTo(dst);
+                _cur = _end;
+                dst = dst.Slice(have);
+                pos += have;
+            }
+            if (dst.Length >= DirectReadThreshold)
+            {
+                ReadBytes(pos, dst);
+                _win = _cur = _end = null;
+                _winStart = pos + dst.Length;
+                return;
+            }
+            while (!dst.IsEmpty)
+            {
+                Refill(pos);
+                int n = (int)Math.Min(dst.Length, _end - _cur);
+                new ReadOnlySpan<byte>(_cur, n).CopyTo(dst);
+                _cur += n;
+                dst = dst.Slice(n);
+                pos += n;
+            }
+        }
+
+        /// <summary>Reads exactly <c>dst.Length</c> bytes at <paramref name="offset"/> without
+        /// touching the cursor. Thread-safe.</summary>
+        /// <exception cref="EndOfStreamException">The range passes the end (nothing is read).</exception>
+        public void ReadBytes(long offset, Span<byte> dst)
+        {
+            if (offset < 0)
+                throw new ArgumentOutOfRangeException(nameof(offset), offset, "negative offset");
+            long h = Enter();
+            try
+            {
+                long rc;
+                fixed (byte* p = dst)
+                    rc = Native.nd_read_bytes(h, offset, p, dst.Length);
+                if (rc < 0)
+                    throw Errors.For(rc, Name);
+            }
+            finally
+            {
+                _h.Exit();
+            }
+        }
+
+        /// <summary>Reads exactly <c>dst.Length</c> bytes at <paramref name="offset"/>; see
+        /// <see cref="ReadBytes(long, Span{byte})"/>.</summary>
+        public void ReadBytes(long offset, Memory<byte> dst) => ReadBytes(offset, dst.Span);
+
+        /// <summary>
+        /// Zero copy: the input's bytes from <paramref name="pos"/> on, as many as are readable
+        /// there without another native call (at least one; a mapped input's window reaches the
+        /// end of the file, capped at int.MaxValue). The cursor does not move. The span is valid
+        /// until the next cursor or window call on this input, or its disposal; never use it
+        /// after either.
+        /// </summary>
+        /// <exception cref="EndOfStreamException"><paramref name="pos"/> is at or past the end.</exception>
+        public ReadOnlySpan<byte> GetWindow(long pos)
+        {
+            if (_end == null || pos < _winStart || pos >= _winStart + (_end - _win))
+            {
+                long cursor = Position;
+                Refill(pos);
+                // keep the cursor where it was, inside the new window if it can be
+                if (cursor >= _winStart && cursor <= _winStart + (_end - _win))
+                    _cur = _win + (cursor - _winStart);
+                else
+                {
+                    var window = new ReadOnlySpan<byte>(_win, (int)Math.Min(int.MaxValue, _end - _win));
+                    _win = _cur = _end = null;
+                    _winStart = cursor;
+                    return window;
+                }
+            }
+            byte* at = _win + (pos - _winStart);
+            return new ReadOnlySpan<byte>(at, (int)Math.Min(int.MaxValue, _end - at));
+        }
+
+        /// <summary>Makes [pos, ...) the cached window with the cursor at its start.</summary>
+        private void Refill(long pos)
+        {
+            int me = Environment.CurrentManagedThreadId;
+            if (Volatile.Read(ref _disposed) != 0)
+                throw OnDisposed();
+            _h.TakeLease(me, nameof(NativeInput));
+            // Dispose on another thread may have run between the check and the lease.
+            if (Volatile.Read(ref _disposed) != 0)
+                throw OnDisposed();
+            if ((ulong)pos >= (ulong)_length)
+            {
+                _win = _cur = _end = null;
+                _winStart = pos;
+                throw new EndOfStreamException($"read past the end of '{Name}' ({_length} bytes) at {pos}");
+            }
+            byte* p;
+            long n = Native.nd_input_window(_h.Value, pos, &p);
+            if (n <= 0)
+            {
+                _win = _cur = _end = null;
+                _winStart = pos;
+                throw Errors.For(n == 0 ? Native.ND_E_IO : n, Name);
+            }
+            _win = p;
+            _cur = p;
+            _winStart = pos;
+            _end = p + n;
+        }
+
+        /// <summary>A new input on the same file with its own cursor (at 0) and window; the
+        /// way to read one file from several threads. Dispose it separately.</summary>
+        public NativeInput Clone()
+        {
+            var c = new InputSafeHandle();
+            long h = Enter();
+            try
+            {
+                long raw;
+                int rc = Native.nd_input_clone(h, &raw);
+                if (rc < 0)
+                {
+                    c.Dispose();
+                    throw Errors.For(rc, Name);
+                }
+                c.Adopt(raw);
+            }
+            finally
+            {
+                _h.Exit();
+            }
+            return new NativeInput(c, Name, _length);
+        }
+
+        /// <summary>A new input on bytes [<paramref name="offset"/>, <paramref name="offset"/> +
+        /// <paramref name="length"/>) of this one; offsets are relative to the slice and nothing
+        /// outside it is readable. Dispose it separately.</summary>
+        public NativeInput Slice(long offset, long length)
+        {
+            if (offset < 0 || length < 0 || offset > _length - length)
+                throw new ArgumentOutOfRangeException(nameof(offset),
+                    $"slice [{offset}, {offset}+{length}) is outside '{Name}' ({_length} bytes)");
+            var s = new InputSafeHandle();
+            long h = Enter();
+            try
+            {
+                long raw;
+                int rc = Native.nd_input_slice(h, offset, length, &raw);
+                if (rc < 0)
+                {
+                    Exception e = Errors.For(rc, Name);
+                    s.Dispose();
+                    throw e;
+                }
+                s.Adopt(raw);
+            }
+            finally
+            {
+                _h.Exit();
+            }
+            return new NativeInput(s, Name, length);
+        }
+
+        private long Enter()
+        {
+            if (Volatile.Read(ref _disposed) != 0)
+                throw OnDisposed();
+            return _h.Enter(nameof(NativeInput));
+        }
+
+        /// <summary>Called on a disposed input: completes a close that Dispose on another thread
+        /// deferred to this (the lease-owning) thread.</summary>
+        private ObjectDisposedException OnDisposed()
+        {
+            _win = _cur = _end = null;
+            _h.DropLease(Environment.CurrentManagedThreadId);
+            if (Volatile.Read(ref _h.LeaseThread) == 0)
+                _h.Dispose();
+            return Errors.Disposed(nameof(NativeInput));
+        }
+
+        /// <summary>Closes the input; see the class remarks for Dispose on another thread.
+        /// Disposing twice does nothing.</summary>
+        public void Dispose()
+        {
+            if (Interlocked.Exchange(ref _disposed, 1) != 0)
+                return;
+            _end = null; // the cursor's next read takes the slow path and sees the flag
+            int me = Environment.CurrentManagedThreadId;
+            int owner = Volatile.Read(ref _h.LeaseThread);
+            if (owner == me)
+            {
+                _win = _cur = null;
+                _h.DropLease(me);
+            }
+            else if (owner != 0)
+            {
+                return; // deferred: the owner's next call, or finalization, closes
+            }
+            _h.Dispose();
+        }
+    }
+}
