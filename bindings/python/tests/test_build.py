@@ -1,6 +1,7 @@
 """The compiled module: API mode, the whole ABI, the GIL released, pip install."""
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -17,8 +18,10 @@ from nativedir import _native
 from conftest import required_env
 
 BINDING_DIR = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(BINDING_DIR))
-import build_ffi  # noqa: E402
+# loaded by path: putting BINDING_DIR on sys.path would shadow the built package
+_spec = importlib.util.spec_from_file_location("build_ffi", BINDING_DIR / "build_ffi.py")
+build_ffi = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(build_ffi)
 
 
 def test_module_is_compiled_api_mode() -> None:

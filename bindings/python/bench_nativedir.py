@@ -1,0 +1,411 @@
+#!/usr/bin/python3
+"""The Python benchmark of nativedir on the workload of record (a 64 MiB file).
+
+Compares, in one run on one machine, what a Python user would pick instead:
+
+* ReadRandom: 4 KiB ``Input.readinto_at`` vs ``os.preadv`` into the same buffer
+  (target: within 1.2x);
+* ReadSequential: whole-file ``Input.readinto`` vs ``io.FileIO.readinto`` with
+  the same buffer (target: at least as fast);
+* ReadMapped: a mapped input (``readinto_at`` and ``memoryview()`` slices) vs
+  the ``mmap`` module (target: as fast, i.e. within 10% run-to-run noise);
+* ConcurrentCloneReads: the same reads on 2 threads (one clone each) vs 1
+  thread: native calls release the GIL, so 2 threads should take less time;
+* Write: ``Output.write`` vs ``io.FileIO.write`` (informative).
+
+Every variant of a group runs once per round, rounds interleave the variants,
+after warm-up rounds; medians, minimum and maximum are reported and written
+as ``python.json`` in the shared format (see bench/suites.d/README.md).
+
+    PYTHONPATH=build/<dir>/bindings/python/pkg /usr/bin/python3 bindings/python/bench_nativedir.py
+        [--size-mib 64] [--runs 15] [--quick] [--dir SCRATCH] [--out RESULTS_DIR]
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import gc
+import io
+import json
+import mmap
+import os
+import random
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Callable, Dict, List, Optional
+
+# This script sits beside the package's *sources*, which lack the compiled
+# module: import the built or installed package instead.
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+try:
+    import nativedir
+except ImportError as exc:
+    sys.exit(f"bench_nativedir: cannot import nativedir ({exc}); put the built package on "
+             "PYTHONPATH (build/<dir>/bindings/python/pkg) or pip install bindings/python")
+
+KIB = 1024
+MIB = 1024 * KIB
+DATA = "bench.dat"
+
+
+class Bench:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.size = args.size_mib * MIB
+        self.rows: List[dict] = []
+        self.dir = args.dir
+        self.path = str(self.dir / DATA)
+        self.nd = nativedir.Directory(self.dir, create=True)
+        rng = random.Random(42)
+        self.random_offsets = [rng.randrange(0, self.size - 4 * KIB + 1)
+                               for _ in range(args.random_reads)]
+
+    # ---- measuring ----
+
+    def group(self, name: str, variants: Dict[str, Callable[[], None]], runs: int) -> Dict[str, List[float]]:
+        """Times every variant `runs` times (ms), interleaved, after two warm-up rounds."""
+        times: Dict[str, List[float]] = {v: [] for v in variants}
+        order = list(variants)
+        for round_no in range(runs + 2):
+            # rotate who goes first so drift (cache, CPU clocks) hits all alike
+            shift = round_no % len(order)
+            for v in order[shift:] + order[:shift]:
+                gc.collect()
+                gc.disable()
+                try:
+                    t0 = time.perf_counter_ns()
+                    variants[v]()
+                    elapsed = time.perf_counter_ns() - t0
+                finally:
+                    gc.enable()
+                if round_no >= 2:
+                    times[v].append(elapsed / 1e6)
+        print(f"  {name}: " + ", ".join(f"{v} {statistics.median(t):.2f} ms" for v, t in times.items()),
+              flush=True)
+        return times
+
+    def row(self, group: str, name: str, times: Dict[str, List[float]], baseline: Optional[str],
+            target: Optional[str], note: str, **extra: object) -> dict:
+        t = times[name]
+        med = statistics.median(t)
+        r: dict = {"group": group, "name": name, "unit": "ms", "median": round(med, 4),
+                   "min": round(min(t), 4), "max": round(max(t), 4), "runs": len(t),
+                   "baseline": baseline, "ratio": None, "target": target, "met": None,
+                   "alloc_bytes": None, "note": note}
+        if baseline is not None:
+            ratio = med / statistics.median(times[baseline])
+            r["ratio"] = round(ratio, 4)
+            if target is not None:
+                op, limit = target.split()
+                r["met"] = ratio <= float(limit) if op == "<=" else ratio < float(limit)
+        r.update(extra)
+        self.rows.append(r)
+        return r
+
+    # ---- the file ----
+
+    def write_file(self) -> None:
+        rng = random.Random(7)
+        block = rng.randbytes(MIB)
+        with self.nd.create_output(DATA, overwrite=True) as out:
+            for i in range(self.size // MIB):
+                out.write(block[i % 251:] + block[:i % 251])  # no two MiB alike
+            out.sync()
+        # warm the page cache: every read group measures reads from memory
+        with open(self.path, "rb") as f:
+            while f.read(8 * MIB):
+                pass
+
+    # ---- groups ----
+
+    def bench_write(self) -> None:
+        chunk = bytes(random.Random(3).randbytes(MIB))
+        n = self.size // MIB
+        name = "write.dat"
+        path = str(self.dir / name)
+
+        def fileio() -> None:
+            with io.FileIO(path, "w") as f:
+                for _ in range(n):
+                    f.write(chunk)
+
+        def native() -> None:
+            with self.nd.create_output(name, overwrite=True) as out:
+                for _ in range(n):
+                    out.write(chunk)
+
+        variants = {"io.FileIO.write (1 MiB)": fileio, "nativedir Output.write (1 MiB)": native}
+        t = self.group("Write", variants, self.args.runs)
+        note = f"{self.args.size_mib} MiB in 1 MiB writes, no fsync, file replaced each run"
+        self.row("Write", "io.FileIO.write (1 MiB)", t, None, None, note)
+        self.row("Write", "nativedir Output.write (1 MiB)", t, "io.FileIO.write (1 MiB)", None, note)
+        os.unlink(path)
+
+    def bench_random(self) -> None:
+        offs = self.random_offsets
+        buf = bytearray(4 * KIB)
+        fd = os.open(self.path, os.O_RDONLY)
+        inp = self.nd.open_input(DATA, random=True)
+        try:
+            def preadv() -> None:
+                pv, bufs = os.preadv, [buf]
+                for off in offs:
+                    pv(fd, bufs, off)
+
+            def pread() -> None:
+                pr = os.pread
+                for off in offs:
+                    pr(fd, 4096, off)
+
+            def readinto_at() -> None:
+                ri = inp.readinto_at
+                for off in offs:
+                    ri(buf, off)
+
+            def read_at() -> None:
+                ra = inp.read_at
+                for off in offs:
+                    ra(off, 4096)
+
+            base = "os.preadv (4 KiB into one bytearray)"
+            variants = {base: preadv, "os.pread (new bytes)": pread,
+                        "nativedir readinto_at (buffered, random)": readinto_at,
+                        "nativedir read_at (new bytes)": read_at}
+            t = self.group("ReadRandom", variants, self.args.runs)
+            note = f"{len(offs)} reads of 4 KiB at random offsets, page cache warm"
+            self.row("ReadRandom", base, t, None, None, note)
+            self.row("ReadRandom", "nativedir readinto_at (buffered, random)", t, base, "<= 1.2", note)
+            self.row("ReadRandom", "os.pread (new bytes)", t, base, None, note)
+            self.row("ReadRandom", "nativedir read_at (new bytes)", t, base, None,
+                     note + "; compare with os.pread")
+        finally:
+            inp.close()
+            os.close(fd)
+
+    def bench_sequential(self) -> None:
+        for chunk in (8 * KIB, 64 * KIB, MIB):
+            buf = bytearray(chunk)
+            label = f"{chunk // KIB} KiB" if chunk < MIB else "1 MiB"
+
+            def fileio() -> None:
+                with io.FileIO(self.path, "r") as f:
+                    ri = f.readinto
+                    while ri(buf):
+                        pass
+
+            def native() -> None:
+                with self.nd.open_input(DATA, sequential=True) as inp:
+                    ri = inp.readinto
+                    while ri(buf):
+                        pass
+
+            base = f"io.FileIO.readinto ({label})"
+            mine = f"nativedir Input.readinto ({label}, sequential)"
+            t = self.group("ReadSequential", {base: fileio, mine: native}, self.args.runs)
+            note = f"whole {self.args.size_mib} MiB file in {label} reads into one bytearray, " \
+                   "open included, page cache warm"
+            self.row("ReadSequential", base, t, None, None, note)
+            self.row("ReadSequential", mine, t, base, "<= 1.0", note)
+
+    def bench_mapped(self) -> None:
+        offs = self.random_offsets
+        buf = bytearray(4 * KIB)
+        with open(self.path, "rb") as f:
+            mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        mm_view = memoryview(mm)
+        inp = self.nd.open_input(DATA, mmap=True)
+        nd_view = inp.memoryview()
+        try:
+            def mm_random() -> None:
+                for off in offs:
+                    buf[:] = mm_view[off:off + 4096]
+
+            def nd_random_readinto() -> None:
+                ri = inp.readinto_at
+                for off in offs:
+                    ri(buf, off)
+
+            def nd_random_view() -> None:
+                for off in offs:
+                    buf[:] = nd_view[off:off + 4096]
+
+            base = "mmap module: buf[:] = view[off:off+4096]"
+            variants = {base: mm_random, "nativedir mapped readinto_at": nd_random_readinto,
+                        "nativedir memoryview(): buf[:] = view[off:off+4096]": nd_random_view}
+            t = self.group("ReadMapped", variants, self.args.runs)
+            note = f"{len(offs)} copies of 4 KiB at random offsets of a mapping, pages resident"
+            self.row("ReadMapped", base, t, None, None, note)
+            for v in list(variants)[1:]:
+                self.row("ReadMapped", v, t, base, "<= 1.1", note)
+
+            chunk = 64 * KIB
+            big = bytearray(chunk)
+            size = self.size
+
+            def mm_scan() -> None:
+                for off in range(0, size, chunk):
+                    big[:] = mm_view[off:off + chunk]
+
+            def nd_scan() -> None:
+                for off in range(0, size, chunk):
+                    big[:] = nd_view[off:off + chunk]
+
+            def nd_scan_readinto() -> None:
+                ri = inp.readinto_at
+                for off in range(0, size, chunk):
+                    ri(big, off)
+
+            base = "mmap module scan: big[:] = view[off:off+64K]"
+            variants = {base: mm_scan, "nativedir memoryview() scan": nd_scan,
+                        "nativedir mapped readinto_at scan": nd_scan_readinto}
+            t = self.group("ReadMapped", variants, self.args.runs)
+            note = f"whole {self.args.size_mib} MiB mapping copied in 64 KiB slices"
+            self.row("ReadMapped", base, t, None, None, note)
+            for v in list(variants)[1:]:
+                self.row("ReadMapped", v, t, base, "<= 1.1", note)
+        finally:
+            del nd_view
+            inp.close()
+            mm_view.release()
+            mm.close()
+
+    def bench_concurrent(self) -> None:
+        inp = self.nd.open_input(DATA)
+        size = self.size
+        offs = self.random_offsets
+
+        def scan(clone: "nativedir.Input") -> None:
+            buf = bytearray(256 * KIB)
+            clone.seek(0)
+            ri = clone.readinto
+            while ri(buf):
+                pass
+
+        def randoms(clone: "nativedir.Input") -> None:
+            buf = bytearray(64 * KIB)
+            ri = clone.readinto_at
+            limit = size - len(buf)
+            for off in offs:
+                ri(buf, off if off <= limit else limit)
+
+        try:
+            for label, work, note in (
+                    ("sequential 256 KiB", scan,
+                     "2 whole-file scans in 256 KiB readinto, one clone per thread"),
+                    ("random 64 KiB", randoms,
+                     f"2 x {len(offs)} readinto_at of 64 KiB at random offsets, one clone per thread")):
+                clones = [inp.clone(), inp.clone()]
+
+                def one_thread() -> None:
+                    work(clones[0])
+                    work(clones[1])
+
+                def two_threads() -> None:
+                    threads = [threading.Thread(target=work, args=(c,)) for c in clones]
+                    for th in threads:
+                        th.start()
+                    for th in threads:
+                        th.join()
+
+                one = f"1 thread, 2 x work ({label})"
+                two = f"2 threads, 1 x work each ({label})"
+                t = self.group("ConcurrentCloneReads", {one: one_thread, two: two_threads},
+                               self.args.runs)
+                speedup = statistics.median(t[one]) / statistics.median(t[two])
+                self.row("ConcurrentCloneReads", one, t, None, None, note)
+                self.row("ConcurrentCloneReads", two, t, one, "< 1.0",
+                         f"{note}; speedup {speedup:.2f}x on {os.cpu_count()} CPUs",
+                         speedup=round(speedup, 3))
+                for c in clones:
+                    c.close()
+        finally:
+            inp.close()
+
+    # ---- output ----
+
+    def write_json(self) -> Path:
+        u = os.uname()
+        doc = {"suite": "python", "file_mib": self.args.size_mib,
+               "host": f"{u.sysname} {u.release} {u.machine}",
+               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+               "python": sys.version.split()[0], "library": nativedir.library_version(),
+               "results": self.rows}
+        self.args.out.mkdir(parents=True, exist_ok=True)
+        path = self.args.out / "python.json"
+        path.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+        return path
+
+
+def _fs_type(path: Path) -> str:
+    best, fstype = "", "?"
+    try:
+        with open("/proc/mounts", encoding="utf-8") as f:
+            for line in f:
+                mount, kind = line.split()[1:3]
+                if str(path.resolve()).startswith(mount) and len(mount) > len(best):
+                    best, fstype = mount, kind
+    except OSError:
+        pass
+    return fstype
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    quick = os.environ.get("ND_BENCH_QUICK") == "1"
+    build = os.environ.get("ND_BUILD_DIR")
+    default_dir = os.environ.get("ND_BENCH_DIR") or (
+        os.path.join(build, "bench-scratch-python") if build else "bench-scratch-python")
+    default_out = os.environ.get("ND_BENCH_OUT") or os.path.join("build", "bench", "results")
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--size-mib", type=int, default=None, help="file size (default 64; 8 with --quick)")
+    ap.add_argument("--runs", type=int, default=None, help="measured rounds (default 15; 5 with --quick)")
+    ap.add_argument("--random-reads", type=int, default=20000)
+    ap.add_argument("--quick", action="store_true", default=quick)
+    ap.add_argument("--dir", type=Path, default=Path(default_dir), help="scratch directory (a real disk)")
+    ap.add_argument("--out", type=Path, default=Path(default_out), help="results directory")
+    ap.add_argument("--only", action="append", help="run only these groups (repeatable)")
+    args = ap.parse_args(argv)
+    args.size_mib = args.size_mib or (8 if args.quick else 64)
+    args.runs = args.runs or (5 if args.quick else 15)
+    if args.quick:
+        args.random_reads = min(args.random_reads, 5000)
+    args.dir = args.dir.resolve()
+    created = not args.dir.exists()
+    args.dir.mkdir(parents=True, exist_ok=True)
+    fs = _fs_type(args.dir)
+    if fs == "tmpfs":
+        print(f"bench_nativedir: warning: {args.dir} is on tmpfs; use a real disk (--dir)",
+              file=sys.stderr)
+    print(f"nativedir {nativedir.library_version()}, Python {sys.version.split()[0]}, "
+          f"{args.size_mib} MiB file in {args.dir} ({fs}), {args.runs} runs", flush=True)
+    b = Bench(args)
+    try:
+        b.write_file()
+        groups = {"Write": b.bench_write, "ReadRandom": b.bench_random,
+                  "ReadSequential": b.bench_sequential, "ReadMapped": b.bench_mapped,
+                  "ConcurrentCloneReads": b.bench_concurrent}
+        for name, fn in groups.items():
+            if not args.only or name in args.only:
+                fn()
+    finally:
+        b.nd.close()
+        # remove only what this run made: the scratch dir may be the user's
+        for leftover in (DATA, "write.dat"):
+            (args.dir / leftover).unlink(missing_ok=True)
+        if created:
+            args.dir.rmdir()
+    path = b.write_json()
+    print(f"\n{'group':<22} {'name':<58} {'median ms':>10} {'ratio':>7}  target")
+    for r in b.rows:
+        ratio = f"{r['ratio']:.3f}" if r["ratio"] is not None else ""
+        target = f"{r['target']} {'met' if r['met'] else 'NOT met'}" if r["target"] else ""
+        print(f"{r['group']:<22} {r['name']:<58} {r['median']:>10.3f} {ratio:>7}  {target}")
+    print(f"\nresults: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
