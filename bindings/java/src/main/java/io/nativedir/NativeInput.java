@@ -1,0 +1,408 @@
+package io.nativedir;
+
+import io.nativedir.jni.nativedir;
+import java.io.Closeable;
+import java.io.EOFException;
+import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+import java.nio.ReadOnlyBufferException;
+import java.util.Objects;
+
+/**
+ * A file open for reading.
+ *
+ * <p>Positional reads ({@code read(offset, ...)}) are thread-safe. The cursor ({@link #seek},
+ * {@link #readByte}, {@code read(dst)}) belongs to one thread at a time: give each thread its own
+ * {@link #clone()}, which is cheap and shares the open file (and its mapping).
+ *
+ * <p>The cursor lives on the Java side, so reading a byte is a plain array or buffer load: for a
+ * mapped input it reads a ByteBuffer over the library's window into the mapping; otherwise it
+ * reads a buffer this object owns, refilled by one native read per buffer. (The library's own
+ * cursor buffer is not used from Java: a close racing with a read could free it, and a Java
+ * buffer cannot be.)
+ *
+ * <p>After {@link #close()}, every method but {@code close} throws {@link IllegalStateException};
+ * closing twice is harmless. Buffers from {@link #mappedBuffer()} stay readable after close (see
+ * there).
+ */
+public final class NativeInput implements Closeable, Cloneable {
+  private static final VarHandle HANDLE;
+
+  static {
+    try {
+      HANDLE = MethodHandles.lookup().findVarHandle(NativeInput.class, "handle", long.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  private volatile long handle;
+  private final String name;
+  private final long length;
+  private final int bufferSize;
+  private final Mapping mapping; // null unless the input is mapped
+  private final long base; // file offset of this input's byte 0 (slices)
+
+  private long pos;
+  // buffered inputs: bytes [bufStart, bufStart + bufLen) of this input
+  private byte[] buf;
+  private long bufStart;
+  private int bufLen;
+  // mapped inputs: bytes [winStart, winStart + winLen) of this input, a view of the mapping
+  private ByteBuffer win;
+  private long winStart;
+  private int winLen;
+
+  private NativeInput(long handle, String name, long length, int bufferSize, Mapping mapping,
+      long base) {
+    this.handle = handle;
+    this.name = name;
+    this.length = length;
+    this.bufferSize = bufferSize;
+    this.mapping = mapping;
+    this.base = base;
+  }
+
+  static NativeInput open(long dir, String name, IOFlag... flags) throws IOException {
+    long h = nativedir.nd_open_input(dir, name, IOFlag.bits(flags));
+    try {
+      long length = nativedir.nd_input_length(h);
+      boolean mapped = nativedir.nd_input_strategy(h) == nativedir.ND_STRATEGY_MAPPED;
+      Mapping mapping = mapped ? Mapping.of(h, length) : null;
+      return new NativeInput(h, name, length, bufferSizeFor(flags), mapping, 0);
+    } catch (IOException | RuntimeException | Error e) {
+      closeQuietly(h, e);
+      throw e;
+    }
+  }
+
+  // the library's own cursor buffer sizes for the same advice (native/src/input.c)
+  private static int bufferSizeFor(IOFlag... flags) {
+    int size = 16 << 10;
+    for (IOFlag f : flags) {
+      if (f == IOFlag.SEQUENTIAL || f == IOFlag.MERGE) {
+        return 64 << 10;
+      }
+      if (f == IOFlag.RANDOM) {
+        size = 4 << 10;
+      }
+    }
+    return size;
+  }
+
+  private static void closeQuietly(long h, Throwable cause) {
+    try {
+      nativedir.nd_close(h);
+    } catch (IOException | RuntimeException e) {
+      cause.addSuppressed(e);
+    }
+  }
+
+  private long handle() {
+    long h = handle;
+    if (h == 0) {
+      throw NativeErrors.closed(this.toString());
+    }
+    return h;
+  }
+
+  /** The input's length in bytes (a slice's own length). */
+  public long length() {
+    handle();
+    return length;
+  }
+
+  /** The file's name in its directory. */
+  public String name() {
+    return name;
+  }
+
+  /** How the library reads this input. */
+  public Strategy strategy() throws IOException {
+    return Strategy.of(nativedir.nd_input_strategy(handle()));
+  }
+
+  /** Whether reads are served from a mapping ({@link IOFlag#MMAP}). */
+  public boolean isMapped() {
+    handle();
+    return mapping != null;
+  }
+
+  // ---- positional reads: thread-safe ----
+
+  /** Reads exactly {@code len} bytes at {@code offset} into {@code dst[off, off+len)}. */
+  public void read(long offset, byte[] dst, int off, int len) throws IOException {
+    Objects.checkFromIndexSize(off, len, dst.length);
+    long h = handle();
+    if (mapping != null) {
+      checkRange(offset, len);
+      mapping.copy(base + offset, dst, off, len);
+    } else {
+      nativedir.nd_read_into_array(h, offset, dst, off, len);
+    }
+  }
+
+  /** Reads exactly {@code dst.length} bytes at {@code offset}. */
+  public void read(long offset, byte[] dst) throws IOException {
+    read(offset, dst, 0, dst.length);
+  }
+
+  /**
+   * Fills {@code dst} from its position to its limit with the bytes at {@code offset} and moves its
+   * position to the limit. A direct buffer is written in place; a heap buffer through its array.
+   */
+  public void read(long offset, ByteBuffer dst) throws IOException {
+    if (dst.isReadOnly()) {
+      throw new ReadOnlyBufferException();
+    }
+    int len = dst.remaining();
+    long h = handle();
+    int p = dst.position();
+    if (mapping != null) {
+      checkRange(offset, len);
+      mapping.copy(base + offset, dst, len);
+      return;
+    }
+    if (dst.isDirect()) {
+      nativedir.nd_read_into_buffer(h, offset, dst, p, len);
+    } else {
+      nativedir.nd_read_into_array(h, offset, dst.array(), dst.arrayOffset() + p, len);
+    }
+    dst.position(p + len);
+  }
+
+  private void checkRange(long offset, long len) throws EOFException {
+    if (offset < 0) {
+      throw new IllegalArgumentException("read: negative offset " + offset + " on '" + name + "'");
+    }
+    if (offset > length || len > length - offset) {
+      throw new EOFException("read: " + len + " bytes at " + offset + " end past the end of '"
+          + name + "' (" + length + " bytes)");
+    }
+  }
+
+  // ---- the cursor: one thread at a time ----
+
+  /** The cursor's position. */
+  public long position() {
+    handle();
+    return pos;
+  }
+
+  /** Moves the cursor to {@code position} (0 to length). */
+  public void seek(long position) throws EOFException {
+    handle();
+    if (position < 0) {
+      throw new IllegalArgumentException("seek: negative position " + position);
+    }
+    if (position > length) {
+      throw new EOFException("seek: position " + position + " is past the end of '" + name
+          + "' (" + length + " bytes)");
+    }
+    pos = position;
+  }
+
+  /** The byte at the cursor; advances it. EOFException at the end. */
+  public byte readByte() throws IOException {
+    long p = pos;
+    if (mapping != null) {
+      long rel = p - winStart;
+      if (rel >= 0 && rel < winLen) {
+        pos = p + 1;
+        return win.get((int) rel);
+      }
+    } else {
+      long rel = p - bufStart;
+      if (rel >= 0 && rel < bufLen) {
+        pos = p + 1;
+        return buf[(int) rel];
+      }
+    }
+    return readByteSlow();
+  }
+
+  private byte readByteSlow() throws IOException {
+    handle();
+    long p = pos;
+    if (p >= length) {
+      throw new EOFException("readByte: at the end of '" + name + "' (" + length + " bytes)");
+    }
+    if (mapping != null) {
+      moveWindow(p);
+      pos = p + 1;
+      return win.get(0);
+    }
+    fill(p);
+    pos = p + 1;
+    return buf[0];
+  }
+
+  private void moveWindow(long p) {
+    win = mapping.window(base + p, base + length);
+    winStart = p;
+    winLen = win.capacity();
+  }
+
+  private void fill(long p) throws IOException {
+    if (buf == null) {
+      buf = new byte[(int) Math.max(1, Math.min(bufferSize, length))];
+    }
+    int n = (int) Math.min(buf.length, length - p);
+    bufLen = 0; // a failed read leaves nothing stale behind
+    nativedir.nd_read_into_array(handle(), p, buf, 0, n);
+    bufStart = p;
+    bufLen = n;
+  }
+
+  /** Reads exactly {@code len} bytes at the cursor; on EOFException the cursor does not move. */
+  public void read(byte[] dst, int off, int len) throws IOException {
+    Objects.checkFromIndexSize(off, len, dst.length);
+    handle();
+    long p = pos;
+    checkRange(p, len);
+    if (mapping != null) {
+      mapping.copy(base + p, dst, off, len);
+      pos = p + len;
+      return;
+    }
+    int done = fromBuffer(p, dst, off, len);
+    p += done;
+    int left = len - done;
+    if (left >= bufferSize) {
+      nativedir.nd_read_into_array(handle(), p, dst, off + done, left); // big: skip the buffer
+    } else if (left > 0) {
+      fill(p);
+      System.arraycopy(buf, 0, dst, off + done, left);
+    }
+    pos = p + left;
+  }
+
+  /** Reads exactly {@code dst.length} bytes at the cursor. */
+  public void read(byte[] dst) throws IOException {
+    read(dst, 0, dst.length);
+  }
+
+  /** Fills {@code dst} (position to limit) from the cursor; advances both. */
+  public void read(ByteBuffer dst) throws IOException {
+    if (dst.isReadOnly()) {
+      throw new ReadOnlyBufferException();
+    }
+    handle();
+    long p = pos;
+    int len = dst.remaining();
+    checkRange(p, len);
+    if (mapping != null) {
+      mapping.copy(base + p, dst, len);
+      pos = p + len;
+      return;
+    }
+    int done = 0;
+    long rel = p - bufStart;
+    if (rel >= 0 && rel < bufLen) {
+      done = (int) Math.min(len, bufLen - rel);
+      dst.put(buf, (int) rel, done);
+    }
+    int left = len - done;
+    if (left >= bufferSize) {
+      read(p + done, dst);
+    } else if (left > 0) {
+      fill(p + done);
+      dst.put(buf, 0, left);
+    }
+    pos = p + len;
+  }
+
+  private int fromBuffer(long p, byte[] dst, int off, int len) {
+    long rel = p - bufStart;
+    if (rel < 0 || rel >= bufLen) {
+      return 0;
+    }
+    int n = (int) Math.min(len, bufLen - rel);
+    System.arraycopy(buf, (int) rel, dst, off, n);
+    return n;
+  }
+
+  // ---- views ----
+
+  /**
+   * A new input on the same open file (and mapping) with its own cursor, at position 0. Closing
+   * either leaves the other working.
+   */
+  @Override
+  public NativeInput clone() {
+    try {
+      long h = nativedir.nd_input_clone(handle());
+      return new NativeInput(h, name, length, bufferSize, mapping, base);
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * A new input on bytes [offset, offset + len) of this one: its offsets are relative to the slice
+   * and nothing outside it is readable. It has its own cursor and must be closed.
+   */
+  public NativeInput slice(long offset, long len) throws IOException {
+    long h = nativedir.nd_input_slice(handle(), offset, len);
+    return new NativeInput(h, name, len, bufferSize, mapping, base + offset);
+  }
+
+  /**
+   * This input's bytes as a read-only ByteBuffer over the mapping (zero copy), for a mapped input
+   * of at most 2 GiB - 1 bytes (use {@link #mappedBuffer(long, int)} for larger ones).
+   *
+   * <p>The buffer stays valid after this input is closed: it keeps the mapping alive by itself
+   * (through a private handle released when the buffer and all its views are garbage collected),
+   * so reading it can never touch unmapped memory. The cost is that the pages stay mapped until
+   * then, as with {@link java.nio.MappedByteBuffer}.
+   *
+   * @throws UnsupportedOperationException if the input is not mapped or too large
+   */
+  public ByteBuffer mappedBuffer() throws IOException {
+    handle();
+    if (length > Integer.MAX_VALUE) {
+      throw new UnsupportedOperationException("'" + name + "' has " + length
+          + " bytes; a ByteBuffer holds at most 2 GiB - 1: use mappedBuffer(offset, length)");
+    }
+    return mappedBuffer(0, (int) length);
+  }
+
+  /** Bytes [offset, offset + len) of this mapped input as a read-only ByteBuffer (see above). */
+  public ByteBuffer mappedBuffer(long offset, int len) throws IOException {
+    long h = handle();
+    if (mapping == null) {
+      throw new UnsupportedOperationException("'" + name + "' is not mapped: open it with IOFlag.MMAP");
+    }
+    if (len < 0) {
+      throw new IllegalArgumentException("mappedBuffer: negative length " + len);
+    }
+    checkRange(offset, len);
+    if (len == 0) {
+      return ByteBuffer.allocateDirect(0).asReadOnlyBuffer();
+    }
+    // a root of its own: the returned view must keep the mapping alive without this input
+    return Mapping.root(h, offset).slice(0, len).asReadOnlyBuffer();
+  }
+
+  /** Releases the handle. Idempotent. Mapped buffers handed out stay valid (see mappedBuffer). */
+  @Override
+  public void close() throws IOException {
+    long h = (long) HANDLE.getAndSet(this, 0L);
+    if (h == 0) {
+      return;
+    }
+    // the fast paths of readByte skip the closed check: empty them so they fall into it (the
+    // buffers themselves stay: a racing reader must find memory, not null)
+    winLen = 0;
+    bufLen = 0;
+    nativedir.nd_close(h);
+  }
+
+  @Override
+  public String toString() {
+    return "NativeInput('" + name + "', " + length + " bytes" + (mapping != null ? ", mapped" : "")
+        + (handle == 0 ? ", closed" : "") + ")";
+  }
+}
