@@ -114,8 +114,9 @@ class Output(io.RawIOBase):
 
     def __del__(self) -> None:
         if getattr(self, "_h", 0):
-            warnings.warn(f"unclosed {self!r}", ResourceWarning, stacklevel=2, source=self)
+            what = repr(self)
             try:
-                self.close()
+                self.close()  # first: the warning may be configured to raise
             except Exception:  # noqa: BLE001 - nothing can be reported from a finalizer
                 pass
+            warnings.warn(f"unclosed {what}", ResourceWarning, stacklevel=2, source=self)

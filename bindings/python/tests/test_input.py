@@ -152,7 +152,7 @@ def test_memoryview_of_mapped_input(nd: nativedir.Directory, data_file: str,
 
 
 def test_memoryview_survives_close(nd: nativedir.Directory, data_file: str,
-                                   data: bytes) -> None:
+                                   data: bytes, folder: Path) -> None:
     inp = nd.open_input(data_file, mmap=True)
     view = inp.memoryview()
     part = view[len(data) - 100:]
@@ -161,7 +161,15 @@ def test_memoryview_survives_close(nd: nativedir.Directory, data_file: str,
     gc.collect()
     # the slice still holds the mapping: reading it must not crash
     assert bytes(part) == data[-100:]
+    assert _mapped(folder / data_file)
     part.release()
+    gc.collect()
+    assert not _mapped(folder / data_file)  # the last view released the mapping
+
+
+def _mapped(path: Path) -> bool:
+    with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+        return any(line.rstrip().endswith(str(path)) for line in maps)
 
 
 def test_memoryview_of_slice_and_empty(nd: nativedir.Directory, data_file: str,

@@ -80,3 +80,41 @@ def test_close_while_other_threads_read(nd: nativedir.Directory, folder) -> None
     for t in threads:
         t.join()
     assert len(outcomes) == 4 and set(outcomes) <= {"finished", "closed"}
+
+
+def test_a_blocked_native_call_lets_other_threads_run(nd: nativedir.Directory, folder) -> None:
+    # The one native call that waits for another thread is a ring reap with a
+    # timeout: thread A waits in it while the main thread submits the read A is
+    # waiting for. Were the GIL held during A's call, the main thread could not
+    # submit until A timed out (10 s) with nothing reaped.
+    from nativedir._native import ffi, lib
+
+    (folder / "blob").write_bytes(pattern(8192, seed=19))
+    ring_out = ffi.new("nd_handle *")
+    assert lib.nd_ring_open(4, 0, ring_out) == 0
+    ring = ring_out[0]
+    tags = ffi.new("uint64_t[1]")
+    results = ffi.new("int64_t[1]")
+    reaped: list[int] = []
+    entering = threading.Event()
+
+    def reaper() -> None:
+        entering.set()
+        reaped.append(lib.nd_ring_reap(ring, tags, results, 1, 10_000))
+
+    dst = bytearray(4096)
+    try:
+        with nd.open_input("blob") as inp:
+            a = threading.Thread(target=reaper)
+            a.start()
+            entering.wait()
+            # let A get into the native wait (time.sleep releases the GIL)
+            threading.Event().wait(0.2)
+            submitted_while_waiting = a.is_alive()
+            assert lib.nd_ring_submit_read(ring, inp._h, 4096, ffi.from_buffer(dst), 4096, 77) == 0
+            a.join(30)
+        assert submitted_while_waiting
+        assert reaped == [1] and tags[0] == 77 and results[0] == 4096
+        assert dst == pattern(8192, seed=19)[4096:]
+    finally:
+        assert lib.nd_close(ring) == 0
