@@ -1,0 +1,174 @@
+# cmake -P sub-build.cmake: builds nativedir and its C tests for one cross
+# target and writes the ctest file that runs them in the main build's ctest.
+#
+#   -DPLATFORM=win64|arm64  -DSOURCE=<project root>  -DWORK=<this target's dir>
+#   -DTOOLCHAIN=<file>  -DTRIPLET=<gcc prefix>  -DEMULATOR=<program it runs under>
+#   -DRUNTIME=<dir for the shipped library>  -DOUT=<tests file>  -DJOBS=<n>
+#   -DC_SUITE=ON|OFF (build tests/ too)
+#
+# Nothing here may fail the main build: a target that cannot be built shows
+# up in ctest as a failing ${PLATFORM}_build test that says why.
+cmake_minimum_required(VERSION 3.20)
+
+set(deps ${WORK}/deps)
+set(log ${WORK}/build.log)
+file(WRITE ${log} "")
+
+function(fail_with why)
+  file(READ ${log} text)
+  string(LENGTH "${text}" n)
+  if(n GREATER 6000)
+    math(EXPR from "${n} - 6000")
+    string(SUBSTRING "${text}" ${from} -1 text)
+  endif()
+  file(WRITE ${WORK}/failure.txt "${PLATFORM} cross-build failed: ${why}\n--- last lines of ${log} ---\n${text}\n")
+  file(WRITE ${OUT} "add_test(${PLATFORM}_build ${CMAKE_COMMAND} -E cat ${WORK}/failure.txt)\n"
+                    "set_tests_properties(${PLATFORM}_build PROPERTIES WILL_FAIL TRUE LABELS \"cross;${PLATFORM}\")\n")
+  message(WARNING "${PLATFORM}: ${why} (see ${log}); ctest reports it as ${PLATFORM}_build")
+  return()
+endfunction()
+
+# runs a command with its output in the log; on failure, fails the target
+macro(step why)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  file(APPEND ${log} "\n\$ ${ARGN}\n${out}")
+  if(NOT rc EQUAL 0)
+    fail_with("${why} (exit ${rc})")
+    return()
+  endif()
+endmacro()
+
+find_program(cc NAMES ${TRIPLET}-gcc NO_CACHE)
+if(NOT cc)
+  fail_with("${TRIPLET}-gcc is not installed (see scripts/deps.sh)")
+  return()
+endif()
+find_program(emu NAMES ${EMULATOR} PATHS /usr/lib/wine NO_CACHE)
+if(NOT emu)
+  fail_with("the emulator '${EMULATOR}' is not installed (see scripts/deps.sh)")
+  return()
+endif()
+
+# zlib and cmocka for the target, from Debian's source packages, once
+set(zlib_args -DCMAKE_POSITION_INDEPENDENT_CODE=ON)
+set(cmocka_args -DWITH_EXAMPLES=OFF -DUNIT_TESTING=OFF -DWITH_STATIC_LIB=ON -DPICKY_DEVELOPER=OFF)
+foreach(pkg zlib cmocka)
+  if(NOT EXISTS ${deps}/.${pkg}-done)
+    step("fetching the Debian source of ${pkg}"
+         ${SOURCE}/cross/fetch-debian-source.sh ${WORK}/../apt ${pkg} ${WORK}/src/${pkg})
+    file(REMOVE_RECURSE ${WORK}/deps-build/${pkg})
+    step("configuring ${pkg}" ${CMAKE_COMMAND} -S ${WORK}/src/${pkg} -B ${WORK}/deps-build/${pkg}
+         -DCMAKE_TOOLCHAIN_FILE=${TOOLCHAIN} -DCMAKE_BUILD_TYPE=Release
+         -DCMAKE_INSTALL_PREFIX=${deps} ${${pkg}_args})
+    if(pkg STREQUAL "zlib")
+      # only the static library: Debian's zlib source has no Windows resource
+      # file for the DLL, and the library links zlib statically anyway
+      step("building zlib" ${CMAKE_COMMAND} --build ${WORK}/deps-build/zlib --target zlibstatic
+           -j ${JOBS})
+      file(GLOB zlib_a ${WORK}/deps-build/zlib/lib*.a)
+      file(INSTALL ${zlib_a} DESTINATION ${deps}/lib)
+      file(INSTALL ${WORK}/src/zlib/zlib.h ${WORK}/deps-build/zlib/zconf.h
+           DESTINATION ${deps}/include)
+    else()
+      step("building ${pkg}" ${CMAKE_COMMAND} --build ${WORK}/deps-build/${pkg} -j ${JOBS})
+      step("installing ${pkg}" ${CMAKE_COMMAND} --install ${WORK}/deps-build/${pkg})
+    endif()
+    file(TOUCH ${deps}/.${pkg}-done)
+  endif()
+endforeach()
+
+# the library links zlib statically: one file to ship per platform
+if(PLATFORM STREQUAL "win64")
+  set(zlib_lib ${deps}/lib/libzlibstatic.a)
+else()
+  set(zlib_lib ${deps}/lib/libz.a)
+endif()
+set(bin ${WORK}/build)
+if(NOT EXISTS ${bin}/CMakeCache.txt)
+  step("configuring nativedir"
+       ${CMAKE_COMMAND} -E env PKG_CONFIG_LIBDIR=${deps}/lib/pkgconfig:${deps}/share/pkgconfig
+                               PKG_CONFIG_PATH=
+       ${CMAKE_COMMAND} -S ${SOURCE} -B ${bin} -DCMAKE_TOOLCHAIN_FILE=${TOOLCHAIN}
+       -DCMAKE_BUILD_TYPE=RelWithDebInfo -DND_CROSS_DEPS=${deps} -DND_CROSS_WINEPREFIX=${WORK}/wineprefix
+       -DZLIB_LIBRARY=${zlib_lib} -DZLIB_INCLUDE_DIR=${deps}/include
+       -DND_BUILD_CROSS=ON -DND_BUILD_DOTNET=OFF -DND_BUILD_JAVA=OFF -DND_BUILD_PYTHON=OFF
+       -DND_BUILD_BENCH=OFF -DND_BUILD_SANITIZED_TESTS=OFF -DND_BUILD_TESTS=${C_SUITE})
+endif()
+step("building nativedir" ${CMAKE_COMMAND} --build ${bin} -j ${JOBS})
+
+# the shipped library, where the .NET package picks it up
+file(MAKE_DIRECTORY ${RUNTIME})
+if(PLATFORM STREQUAL "win64")
+  file(COPY_FILE ${bin}/native/nativedir.dll ${RUNTIME}/nativedir.dll ONLY_IF_DIFFERENT)
+else()
+  file(GLOB sos ${bin}/native/libnativedir.so.*.*.*)
+  list(GET sos 0 so)
+  file(COPY_FILE ${so} ${RUNTIME}/libnativedir.so ONLY_IF_DIFFERENT)
+endif()
+
+if(PLATFORM STREQUAL "win64")
+  # wineboot now, at build time, rather than inside the first test
+  step("creating the Wine prefix" ${SOURCE}/cross/wine-run.sh ${WORK}/wineprefix - --init-only)
+endif()
+
+# every test of the sub-build becomes ${PLATFORM}_<name> in the main ctest run
+execute_process(COMMAND ${CMAKE_CTEST_COMMAND} --show-only=json-v1 WORKING_DIRECTORY ${bin}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE json ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  file(APPEND ${log} "${err}")
+  fail_with("ctest cannot list the tests of ${bin}")
+  return()
+endif()
+string(JSON count LENGTH "${json}" tests)
+set(text "# generated by cross/sub-build.cmake: the ${PLATFORM} tests of ${bin}\n")
+set(renamed DEPENDS FIXTURES_SETUP FIXTURES_CLEANUP FIXTURES_REQUIRED RESOURCE_LOCK)
+set(names "")
+if(count GREATER 0)
+  math(EXPR last "${count} - 1")
+  foreach(i RANGE ${last})
+    string(JSON name GET "${json}" tests ${i} name)
+    string(JSON ncmd LENGTH "${json}" tests ${i} command)
+    set(cmd "")
+    math(EXPR clast "${ncmd} - 1")
+    foreach(j RANGE ${clast})
+      string(JSON arg GET "${json}" tests ${i} command ${j})
+      string(APPEND cmd " [==[${arg}]==]")
+    endforeach()
+    string(APPEND text "add_test([==[${PLATFORM}_${name}]==]${cmd})\n")
+    set(props "LABELS [==[cross;${PLATFORM}]==]")
+    string(JSON nprops ERROR_VARIABLE noprops LENGTH "${json}" tests ${i} properties)
+    if(NOT noprops AND nprops GREATER 0)
+      math(EXPR plast "${nprops} - 1")
+      foreach(j RANGE ${plast})
+        string(JSON pname GET "${json}" tests ${i} properties ${j} name)
+        string(JSON ptype TYPE "${json}" tests ${i} properties ${j} value)
+        if(pname STREQUAL "LABELS")
+          continue()
+        endif()
+        set(values "")
+        if(ptype STREQUAL "ARRAY")
+          string(JSON nv LENGTH "${json}" tests ${i} properties ${j} value)
+          math(EXPR vlast "${nv} - 1")
+          foreach(k RANGE ${vlast})
+            string(JSON v GET "${json}" tests ${i} properties ${j} value ${k})
+            list(APPEND values "${v}")
+          endforeach()
+        else()
+          string(JSON values GET "${json}" tests ${i} properties ${j} value)
+        endif()
+        if(pname IN_LIST renamed)
+          list(TRANSFORM values PREPEND "${PLATFORM}_")
+        endif()
+        string(APPEND props " ${pname} [==[${values}]==]")
+      endforeach()
+    endif()
+    string(APPEND text "set_tests_properties([==[${PLATFORM}_${name}]==] PROPERTIES ${props})\n")
+    list(APPEND names ${name})
+  endforeach()
+else()
+  fail_with("the build has no tests")
+  return()
+endif()
+file(WRITE ${OUT} "${text}")
+list(JOIN names ", " listed)
+message(STATUS "${PLATFORM}: ${count} tests: ${listed}")
