@@ -31,6 +31,7 @@ typedef struct {
     int work_fd;          /* O_DIRECTORY descriptor of it, for raw baselines */
     nd_handle nd_dir;     /* the same directory through nativedir */
     uint32_t dio_align;   /* what raw O_DIRECT needs here */
+    uint32_t buf_align;   /* dio_align, at least a page: the fast case for direct I/O */
     const char *fs_type;
 
     uint8_t *data;        /* the file's bytes, in memory (aligned for O_DIRECT) */
@@ -53,6 +54,7 @@ typedef struct {
     double median, min, max, ratio;
     double cached_pct;   /* median of cached[], NOT_SET if not measured */
     double speedup;      /* baseline median / this median, for thread scaling rows */
+    double scale;        /* times are multiplied by it (a measured subset scaled up); 0 = 1 */
     int met;             /* 1, 0, or -1 (no target) */
 } row;
 
@@ -63,8 +65,13 @@ typedef double (*run_fn)(bench *b, void *ctx, double *cached);
 
 /* ---- report.c ---- */
 row *bench_row(const char *group, const char *name, const char *baseline);
-/* warm-up, then b->runs timed runs of fn; fills r's statistics */
-void bench_measure(bench *b, row *r, run_fn fn, void *ctx);
+/* Queues fn on a copy of ctx (ctx_size bytes; `done` frees what it owns)
+ * for row r. bench_run_queued() then runs one warm-up of each, and b->runs
+ * rounds in which every queued row runs once, starting at a different row
+ * each round: rows compared with each other see the same machine load,
+ * which on a shared machine matters more than anything else. */
+void bench_queue(row *r, run_fn fn, const void *ctx, size_t ctx_size, void (*done)(void *ctx));
+void bench_run_queued(bench *b);
 /* computes ratios (and speed-ups) against each row's baseline in its group */
 void bench_finish_ratios(void);
 /* sets r's target to "<= limit" on its ratio and whether it was met */

@@ -5,10 +5,12 @@
  * anything shared on the read path (a lock, a contended cache line) shows
  * up here and nowhere else.
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench.h"
 
@@ -16,12 +18,14 @@ typedef struct {
     int sequential; /* else 64-byte reads at random offsets, through the cursor */
     uint32_t flags;
     int threads;
+    int raw;        /* pread on one shared descriptor: the machine's own scaling */
 } conc_ctx;
 
 typedef struct {
     bench *b;
     const conc_ctx *c;
     nd_handle clone;
+    int fd;
     int first, count; /* random: offsets[first .. first+count) */
     int scans;        /* sequential: whole-file scans */
     uint64_t sum;
@@ -37,7 +41,13 @@ static void *work(void *arg)
     uint64_t sum = 0;
     pthread_barrier_wait(w->start);
     w->t_start = now_ms();
-    if (w->c->sequential) {
+    if (w->c->raw) {
+        for (int i = w->first; i < w->first + w->count; i++) {
+            if (pread(w->fd, buf, 64, b->offsets[i]) != 64)
+                die("pread failed");
+            sum = fold8(sum, buf);
+        }
+    } else if (w->c->sequential) {
         for (int s = 0; s < w->scans; s++) {
             nd_check(nd_input_seek(w->clone, 0), "nd_input_seek");
             for (int64_t off = 0; off < b->size; off += (int64_t)b->chunk) {
@@ -61,7 +71,7 @@ static void *work(void *arg)
 static uint64_t expected(const bench *b, const worker *w)
 {
     uint64_t sum = 0;
-    if (w->c->sequential) {
+    if (w->c->sequential && !w->c->raw) {
         for (int s = 0; s < w->scans; s++)
             for (int64_t off = 0; off < b->size; off += (int64_t)b->chunk)
                 sum = fold8(sum, b->data + off);
@@ -79,15 +89,24 @@ static double run_concurrent(bench *b, void *vctx, double *cached)
     worker w[2];
     pthread_t t[2];
     pthread_barrier_t start;
-    nd_handle parent;
-    nd_check(nd_open_input(b->nd_dir, DATA_NAME, c->flags, &parent), "nd_open_input");
+    nd_handle parent = 0;
+    int fd = -1;
+    if (c->raw) {
+        fd = openat(b->work_fd, DATA_NAME, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            die("open %s failed", DATA_NAME);
+    } else {
+        nd_check(nd_open_input(b->nd_dir, DATA_NAME, c->flags, &parent), "nd_open_input");
+    }
     /* both configurations do the same total work: two threads split it */
     int total = 2 * b->random_reads;
     pthread_barrier_init(&start, NULL, (unsigned)c->threads + 1);
     for (int i = 0; i < c->threads; i++) {
         w[i] = (worker){.b = b, .c = c, .first = i * total / c->threads,
-                        .count = total / c->threads, .scans = 2 / c->threads, .start = &start};
-        nd_check(nd_input_clone(parent, &w[i].clone), "nd_input_clone");
+                        .count = total / c->threads, .scans = 2 / c->threads, .start = &start,
+                        .fd = fd};
+        if (!c->raw)
+            nd_check(nd_input_clone(parent, &w[i].clone), "nd_input_clone");
     }
     for (int i = 0; i < c->threads; i++)
         if (pthread_create(&t[i], NULL, work, &w[i]) != 0)
@@ -102,27 +121,31 @@ static double run_concurrent(bench *b, void *vctx, double *cached)
     double ms = last - first;
     pthread_barrier_destroy(&start);
     for (int i = 0; i < c->threads; i++) {
-        nd_check(nd_close(w[i].clone), "nd_close(clone)");
+        if (!c->raw)
+            nd_check(nd_close(w[i].clone), "nd_close(clone)");
         if (w[i].sum != expected(b, &w[i]))
             die("ConcurrentCloneReads: thread %d read wrong bytes", i);
     }
-    nd_check(nd_close(parent), "nd_close(input)");
+    if (c->raw)
+        close(fd);
+    else
+        nd_check(nd_close(parent), "nd_close(input)");
     return ms;
 }
 
 static void pair(bench *b, const char *what, const char *label, int sequential, uint32_t flags,
-                 const char *note)
+                 int raw, const char *note)
 {
     char one[96], two[96];
     snprintf(one, sizeof(one), "%s (%s) 1 thread", what, label);
-    snprintf(two, sizeof(two), "%s (%s) 2 threads, clone each", what, label);
-    conc_ctx c1 = {sequential, flags, 1}, c2 = {sequential, flags, 2};
+    snprintf(two, sizeof(two), "%s (%s) 2 threads%s", what, label, raw ? "" : ", clone each");
+    conc_ctx c1 = {sequential, flags, 1, raw}, c2 = {sequential, flags, 2, raw};
     row *r = bench_row("ConcurrentCloneReads", one, NULL);
     snprintf(r->note, sizeof(r->note), "%s", note);
-    bench_measure(b, r, run_concurrent, &c1);
+    bench_queue(r, run_concurrent, &c1, sizeof(c1), NULL);
     r = bench_row("ConcurrentCloneReads", two, one);
     snprintf(r->note, sizeof(r->note), "%s", note);
-    bench_measure(b, r, run_concurrent, &c2);
+    bench_queue(r, run_concurrent, &c2, sizeof(c2), NULL);
 }
 
 void bench_concurrent(bench *b)
@@ -131,11 +154,16 @@ void bench_concurrent(bench *b)
     snprintf(note, sizeof(note),
              "%d x nd_input_seek + 64-byte nd_read_buffered in all, split over the threads",
              2 * b->random_reads);
-    pair(b, "random", "buffered", 0, ND_IO_RANDOM, note);
-    pair(b, "random", "mapped", 0, ND_IO_MMAP | ND_IO_RANDOM, note);
+    pair(b, "random", "buffered", 0, ND_IO_RANDOM, 0, note);
+    pair(b, "random", "mapped", 0, ND_IO_MMAP | ND_IO_RANDOM, 0, note);
+    snprintf(note, sizeof(note),
+             "%d x 64-byte pread on one shared descriptor in all: how far this machine scales",
+             2 * b->random_reads);
+    pair(b, "random", "raw pread", 0, 0, 1, note);
     snprintf(note, sizeof(note), "2 whole-file scans in %zu KiB nd_read_buffered, split over the threads",
              b->chunk >> 10);
-    pair(b, "sequential", "buffered", 1, ND_IO_SEQUENTIAL, note);
-    pair(b, "sequential", "mapped", 1, ND_IO_MMAP | ND_IO_SEQUENTIAL, note);
-    pair(b, "sequential", "ND_IO_MERGE", 1, ND_IO_MERGE, note);
+    pair(b, "sequential", "buffered", 1, ND_IO_SEQUENTIAL, 0, note);
+    pair(b, "sequential", "mapped", 1, ND_IO_MMAP | ND_IO_SEQUENTIAL, 0, note);
+    pair(b, "sequential", "ND_IO_MERGE", 1, ND_IO_MERGE, 0, note);
+    bench_run_queued(b);
 }

@@ -193,18 +193,22 @@ static double run_read(bench *b, void *vctx, double *cached)
     return ms;
 }
 
+static void free_buf(void *ctx)
+{
+    free(((read_ctx *)ctx)->buf);
+}
+
 static row *measure_read(bench *b, const char *group, const char *name, const char *base,
                          read_ctx c, const char *note)
 {
     if (c.span == 0)
         c.span = b->size - (int64_t)c.chunk + 1;
     c.expect = expected(b, &c);
-    c.buf = aligned_or_die(b->dio_align, c.chunk > 4096 ? c.chunk : 4096);
+    c.buf = aligned_or_die(b->buf_align, c.chunk > 4096 ? c.chunk : 4096);
     row *r = bench_row(group, name, base);
     if (note != NULL)
         snprintf(r->note, sizeof(r->note), "%s", note);
-    bench_measure(b, r, run_read, &c);
-    free(c.buf);
+    bench_queue(r, run_read, &c, sizeof(c), free_buf);
     return r;
 }
 
@@ -241,6 +245,7 @@ void bench_read_sequential(bench *b)
         snprintf(name, sizeof(name), "nd_read_bytes (%s)", s->label);
         measure_read(b, g, name, limit, ctx_of(SEQ_ND_BYTES, flags, ck, 0), note);
     }
+    bench_run_queued(b);
 }
 
 void bench_read_bytes(bench *b)
@@ -261,6 +266,7 @@ void bench_read_bytes(bench *b)
         measure_read(b, g, name, limit, ctx_of(BYTE_CALL, flags, 1, 0),
                      "one native call per byte: what bindings must not do");
     }
+    bench_run_queued(b);
 }
 
 void bench_read_random(bench *b)
@@ -284,8 +290,7 @@ void bench_read_random(bench *b)
                      "%d reads measured, time scaled to %d; each read goes to the device",
                      c.count, n);
             row *r = measure_read(b, g, name, limit, c, note);
-            double k = (double)n / c.count;
-            r->median *= k, r->min *= k, r->max *= k;
+            r->scale = (double)n / c.count;
         } else {
             measure_read(b, g, name, limit, c, NULL);
         }
@@ -293,6 +298,7 @@ void bench_read_random(bench *b)
     measure_read(b, g, "nd_input_seek+nd_read_buffered (buffered)", limit,
                  ctx_of(RND_ND_SEEK, ND_IO_RANDOM, 64, n),
                  "through the cursor buffer (ND_IO_RANDOM): fills a whole buffer per read");
+    bench_run_queued(b);
 }
 
 void bench_buffer_sweep(bench *b)
@@ -310,6 +316,8 @@ void bench_buffer_sweep(bench *b)
         measure_read(b, g, name, limit, ctx_of(SEQ_PREAD, 0, sizes[i], 0), NULL);
     }
 
+    bench_run_queued(b);
+
     /* the other side of the choice: what a random reader pays for each size */
     g = "BufferSweepRandom";
     int n = b->random_reads < 20000 ? b->random_reads : 20000;
@@ -323,4 +331,5 @@ void bench_buffer_sweep(bench *b)
         snprintf(name, sizeof(name), "random pread %zu KiB", sizes[i] >> 10);
         measure_read(b, g, name, limit, ctx_of(RND_PREAD, 0, sizes[i], n), note);
     }
+    bench_run_queued(b);
 }

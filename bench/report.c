@@ -52,17 +52,34 @@ static double median_of(const double *v, int n)
     return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
-void bench_measure(bench *b, row *r, run_fn fn, void *ctx)
+typedef struct {
+    row *r;
+    run_fn fn;
+    void *ctx;
+    void (*done)(void *ctx);
+} job;
+
+static job queue[BENCH_MAX_ROWS];
+static int queued;
+
+void bench_queue(row *r, run_fn fn, const void *ctx, size_t ctx_size, void (*done)(void *ctx))
 {
-    double cached = NOT_SET;
-    fn(b, ctx, &cached); /* warm-up: page cache, branch predictors, lazy allocations */
-    r->n = b->runs;
+    if (queued == BENCH_MAX_ROWS)
+        die("too many queued rows");
+    void *copy = malloc(ctx_size);
+    if (copy == NULL)
+        die("out of memory");
+    memcpy(copy, ctx, ctx_size);
+    queue[queued++] = (job){r, fn, copy, done};
+}
+
+static void statistics(row *r)
+{
+    double k = r->scale > 0 ? r->scale : 1;
     int have_cached = 0;
-    for (int i = 0; i < b->runs; i++) {
-        cached = NOT_SET;
-        r->ms[i] = fn(b, ctx, &cached);
-        r->cached[i] = cached;
-        have_cached |= cached >= 0;
+    for (int i = 0; i < r->n; i++) {
+        r->ms[i] *= k;
+        have_cached |= r->cached[i] >= 0;
     }
     r->median = median_of(r->ms, r->n);
     r->min = r->max = r->ms[0];
@@ -72,7 +89,32 @@ void bench_measure(bench *b, row *r, run_fn fn, void *ctx)
     }
     if (have_cached)
         r->cached_pct = median_of(r->cached, r->n);
-    fprintf(stderr, "  %-18s %-52s %10.3f ms\n", r->group, r->name, r->median);
+}
+
+void bench_run_queued(bench *b)
+{
+    double cached;
+    /* warm-up: page cache, branch predictors, lazy allocations */
+    for (int j = 0; j < queued; j++)
+        queue[j].fn(b, queue[j].ctx, &cached);
+    for (int i = 0; i < b->runs; i++) {
+        for (int k = 0; k < queued; k++) {
+            job *q = &queue[(i + k) % queued];
+            cached = NOT_SET;
+            q->r->ms[i] = q->fn(b, q->ctx, &cached);
+            q->r->cached[i] = cached;
+        }
+    }
+    for (int j = 0; j < queued; j++) {
+        row *r = queue[j].r;
+        r->n = b->runs;
+        statistics(r);
+        fprintf(stderr, "  %-20s %-52s %10.3f ms\n", r->group, r->name, r->median);
+        if (queue[j].done != NULL)
+            queue[j].done(queue[j].ctx);
+        free(queue[j].ctx);
+    }
+    queued = 0;
 }
 
 void bench_finish_ratios(void)

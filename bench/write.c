@@ -18,7 +18,7 @@ typedef struct {
     uint32_t flags; /* nativedir outputs */
     int sync;
     size_t chunk;
-    int strategy;   /* what nativedir reported, for the note */
+    row *r;         /* whose note names the strategy nativedir chose */
 } write_ctx;
 
 static void write_all(int fd, const uint8_t *p, size_t len)
@@ -34,6 +34,16 @@ static void write_all(int fd, const uint8_t *p, size_t len)
     }
 }
 
+static const char *strategy_name(int s)
+{
+    switch (s) {
+    case ND_STRATEGY_BUFFERED: return "buffered";
+    case ND_STRATEGY_DIRECT: return "direct";
+    case ND_STRATEGY_DROP_BEHIND: return "drop-behind (O_DIRECT refused)";
+    default: return "unknown";
+    }
+}
+
 static double run_write(bench *b, void *vctx, double *cached)
 {
     write_ctx *c = vctx;
@@ -43,7 +53,8 @@ static double run_write(bench *b, void *vctx, double *cached)
     if (c->kind == W_ND) {
         nd_handle out;
         nd_check(nd_create_output(b->nd_dir, WRITE_NAME, c->flags, &out), "nd_create_output");
-        c->strategy = nd_output_strategy(out);
+        snprintf(c->r->note, sizeof(c->r->note), "%zu KiB chunks; strategy %s", c->chunk >> 10,
+                 strategy_name(nd_output_strategy(out)));
         for (int64_t off = 0; off < b->size; off += (int64_t)c->chunk) {
             int64_t n = b->size - off < (int64_t)c->chunk ? b->size - off : (int64_t)c->chunk;
             nd_check(nd_write_bytes(out, b->data + off, n), "nd_write_bytes");
@@ -75,27 +86,15 @@ static double run_write(bench *b, void *vctx, double *cached)
     return ms;
 }
 
-static const char *strategy_name(int s)
-{
-    switch (s) {
-    case ND_STRATEGY_BUFFERED: return "buffered";
-    case ND_STRATEGY_DIRECT: return "direct";
-    case ND_STRATEGY_DROP_BEHIND: return "drop-behind (O_DIRECT refused)";
-    default: return "unknown";
-    }
-}
-
 static row *measure_write(bench *b, const char *group, const char *name, const char *base,
                           write_ctx c)
 {
     row *r = bench_row(group, name, base);
-    bench_measure(b, r, run_write, &c);
-    if (c.kind == W_ND)
-        snprintf(r->note, sizeof(r->note), "%zu KiB chunks; strategy %s", c.chunk >> 10,
-                 strategy_name(c.strategy));
-    else
+    c.r = r;
+    if (c.kind != W_ND)
         snprintf(r->note, sizeof(r->note), "%zu KiB chunks%s", c.chunk >> 10,
-                 c.kind == W_RAW_DIRECT ? "; aligned buffer" : "");
+                 c.kind == W_RAW_DIRECT ? "; page-aligned buffer" : "");
+    bench_queue(r, run_write, &c, sizeof(c), NULL);
     return r;
 }
 
@@ -111,22 +110,24 @@ void bench_write(bench *b)
             b->dio_align);
 
     snprintf(raw, sizeof(raw), "raw write() %zu KiB", ck >> 10);
-    measure_write(b, "Write", raw, NULL, (write_ctx){W_RAW, 0, 0, ck, 0});
+    measure_write(b, "Write", raw, NULL, (write_ctx){W_RAW, 0, 0, ck, NULL});
     measure_write(b, "Write", "nd_write_bytes (buffered)", raw,
-                  (write_ctx){W_ND, ND_IO_OVERWRITE, 0, ck, 0});
+                  (write_ctx){W_ND, ND_IO_OVERWRITE, 0, ck, NULL});
     measure_write(b, "Write", "nd_write_bytes (ND_IO_MERGE)", raw,
-                  (write_ctx){W_ND, ND_IO_OVERWRITE | ND_IO_MERGE, 0, ck, 0});
+                  (write_ctx){W_ND, ND_IO_OVERWRITE | ND_IO_MERGE, 0, ck, NULL});
+    bench_run_queued(b);
 
     snprintf(raw_direct, sizeof(raw_direct), "raw O_DIRECT write+fsync %zu KiB", big >> 10);
-    measure_write(b, "WriteSync", raw_direct, NULL, (write_ctx){W_RAW_DIRECT, 0, 1, big, 0});
+    measure_write(b, "WriteSync", raw_direct, NULL, (write_ctx){W_RAW_DIRECT, 0, 1, big, NULL});
     if (ck != big) {
         snprintf(name, sizeof(name), "raw O_DIRECT write+fsync %zu KiB", ck >> 10);
-        measure_write(b, "WriteSync", name, raw_direct, (write_ctx){W_RAW_DIRECT, 0, 1, ck, 0});
+        measure_write(b, "WriteSync", name, raw_direct, (write_ctx){W_RAW_DIRECT, 0, 1, ck, NULL});
     }
     snprintf(name, sizeof(name), "raw write()+fsync %zu KiB", ck >> 10);
-    measure_write(b, "WriteSync", name, raw_direct, (write_ctx){W_RAW, 0, 1, ck, 0});
+    measure_write(b, "WriteSync", name, raw_direct, (write_ctx){W_RAW, 0, 1, ck, NULL});
     measure_write(b, "WriteSync", "nd_write_bytes+nd_output_sync (buffered)", raw_direct,
-                  (write_ctx){W_ND, ND_IO_OVERWRITE, 1, ck, 0});
+                  (write_ctx){W_ND, ND_IO_OVERWRITE, 1, ck, NULL});
     measure_write(b, "WriteSync", "nd_write_bytes+nd_output_sync (ND_IO_MERGE)", raw_direct,
-                  (write_ctx){W_ND, ND_IO_OVERWRITE | ND_IO_MERGE, 1, ck, 0});
+                  (write_ctx){W_ND, ND_IO_OVERWRITE | ND_IO_MERGE, 1, ck, NULL});
+    bench_run_queued(b);
 }
