@@ -1,0 +1,425 @@
+/*
+ * test_concurrency.c - closing a handle while other threads use it is
+ * memory-safe; clones keep reading after their parent closes; stale handles
+ * never reach an object that reused their slot; one output's calls are
+ * serialised. Also run under ThreadSanitizer (tsan_test_concurrency).
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "support.h"
+
+#define FILE_LEN (1u << 20)
+static const uint32_t read_flags[] = {0, ND_IO_RANDOM, ND_IO_MMAP, ND_IO_MERGE};
+#define N_FLAGS (sizeof(read_flags) / sizeof(read_flags[0]))
+
+static uint8_t *put_random(tst_env *env, const char *name, size_t len, uint64_t seed)
+{
+    uint8_t *data = tst_random_buffer(len, seed);
+    char path[TST_PATH_MAX];
+    assert_non_null(data);
+    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, name), data, len), 0);
+    return data;
+}
+
+/* ---- clones reading while the parent closes ---- */
+
+typedef struct {
+    nd_handle clone;
+    const uint8_t *data;
+    atomic_int *started;
+    int rounds;
+    int errors; /* wrong bytes or unexpected statuses */
+    char first_error[160];
+} clone_reader;
+
+static void reader_error(clone_reader *r, const char *what, long long v)
+{
+    if (r->errors++ == 0)
+        snprintf(r->first_error, sizeof(r->first_error), "%s (%lld): %s", what, v,
+                 nd_last_error_message());
+}
+
+static void *read_through_clone(void *arg)
+{
+    clone_reader *r = arg;
+    uint8_t buf[4096];
+    uint64_t x = (uint64_t)r->clone;
+    atomic_fetch_add(r->started, 1);
+    for (int round = 0; round < r->rounds; round++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        int64_t pos = (int64_t)((x >> 33) % (FILE_LEN - sizeof(buf)));
+        int64_t n = 1 + (int64_t)((x >> 20) % sizeof(buf));
+        int64_t got = nd_read_bytes(r->clone, pos, buf, n);
+        if (got != n)
+            reader_error(r, "nd_read_bytes", got);
+        else if (memcmp(buf, r->data + pos, (size_t)n) != 0)
+            reader_error(r, "nd_read_bytes data", pos);
+        if (nd_input_seek(r->clone, pos) != ND_OK)
+            reader_error(r, "nd_input_seek", pos);
+        int b = nd_read_byte_buffered(r->clone);
+        if (b != r->data[pos])
+            reader_error(r, "nd_read_byte_buffered", b);
+        if (nd_read_buffered(r->clone, buf, 100) != 100 || memcmp(buf, r->data + pos + 1, 100) != 0)
+            reader_error(r, "nd_read_buffered", pos + 1);
+        const uint8_t *p = NULL;
+        int64_t w = nd_input_window(r->clone, pos, &p);
+        if (w < 1 || memcmp(p, r->data + pos, (size_t)(w < 64 ? w : 64)) != 0)
+            reader_error(r, "nd_input_window", w);
+    }
+    return NULL;
+}
+
+static void clones_read_while_parent_closes(void **state)
+{
+    tst_env *env = *state;
+    uint8_t *data = put_random(env, "f", FILE_LEN, 1);
+    enum { THREADS = 4 };
+    for (size_t f = 0; f < N_FLAGS; f++) {
+        nd_handle parent;
+        assert_status(ND_OK, nd_open_input(env->dir, "f", read_flags[f], &parent));
+        clone_reader r[THREADS];
+        pthread_t th[THREADS];
+        atomic_int started = 0;
+        for (int i = 0; i < THREADS; i++) {
+            memset(&r[i], 0, sizeof(r[i]));
+            assert_status(ND_OK, nd_input_clone(parent, &r[i].clone));
+            r[i].data = data;
+            r[i].started = &started;
+            /* a direct clone refills a 256 KiB aligned buffer per cursor jump: fewer rounds */
+            r[i].rounds = (read_flags[f] & ND_IO_MERGE) ? 200 : 2000;
+        }
+        for (int i = 0; i < THREADS; i++)
+            assert_int_equal(pthread_create(&th[i], NULL, read_through_clone, &r[i]), 0);
+        while (atomic_load(&started) < THREADS)
+            ;
+        /* the parent (and for a mapping, the handle that made it) goes away mid-read */
+        assert_status(ND_OK, nd_close(parent));
+        for (int i = 0; i < THREADS; i++)
+            pthread_join(th[i], NULL);
+        for (int i = 0; i < THREADS; i++) {
+            if (r[i].errors != 0)
+                fail_msg("flags 0x%x, clone %d: %d errors, first: %s", read_flags[f], i,
+                         r[i].errors, r[i].first_error);
+            assert_status(ND_OK, nd_close(r[i].clone));
+        }
+    }
+    free(data);
+}
+
+/* ---- one shared handle closed under positional readers ---- */
+
+typedef struct {
+    nd_handle h;
+    const uint8_t *data;
+    atomic_int *started;
+    long ok, bad_handle, other;
+    int wrong_data, came_back;
+} shared_reader;
+
+static void *read_shared(void *arg)
+{
+    shared_reader *r = arg;
+    uint8_t buf[8192];
+    uint64_t x = (uint64_t)(uintptr_t)r;
+    int closed_seen = 0;
+    atomic_fetch_add(r->started, 1);
+    /* keep going well past the close: every later call must fail cleanly */
+    for (int i = 0; i < 200000 && (r->bad_handle < 2000); i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        int64_t pos = (int64_t)((x >> 33) % (FILE_LEN - sizeof(buf)));
+        int64_t n = 1 + (int64_t)((x >> 17) % sizeof(buf));
+        int64_t got = nd_read_bytes(r->h, pos, buf, n);
+        if (got == n) {
+            r->ok++;
+            if (closed_seen)
+                r->came_back = 1; /* a closed handle must stay closed */
+            if (memcmp(buf, r->data + pos, (size_t)n) != 0)
+                r->wrong_data++;
+        } else if (got == ND_E_BAD_HANDLE) {
+            r->bad_handle++;
+            closed_seen = 1;
+        } else {
+            r->other++;
+        }
+    }
+    return NULL;
+}
+
+static void shared_handle_closed_under_readers(void **state)
+{
+    tst_env *env = *state;
+    uint8_t *data = put_random(env, "f", FILE_LEN, 2);
+    enum { THREADS = 4 };
+    for (size_t f = 0; f < N_FLAGS; f++) {
+        for (int rep = 0; rep < 3; rep++) {
+            nd_handle h;
+            assert_status(ND_OK, nd_open_input(env->dir, "f", read_flags[f], &h));
+            shared_reader r[THREADS];
+            pthread_t th[THREADS];
+            atomic_int started = 0;
+            for (int i = 0; i < THREADS; i++) {
+                memset(&r[i], 0, sizeof(r[i]));
+                r[i].h = h;
+                r[i].data = data;
+                r[i].started = &started;
+                assert_int_equal(pthread_create(&th[i], NULL, read_shared, &r[i]), 0);
+            }
+            while (atomic_load(&started) < THREADS)
+                ;
+            /* close at a different moment each repetition */
+            for (volatile int spin = 0; spin < rep * 20000; spin++)
+                ;
+            assert_status(ND_OK, nd_close(h));
+            for (int i = 0; i < THREADS; i++)
+                pthread_join(th[i], NULL);
+            for (int i = 0; i < THREADS; i++) {
+                assert_int_equal(r[i].wrong_data, 0);
+                assert_int_equal(r[i].other, 0);
+                assert_int_equal(r[i].came_back, 0);
+                assert_true(r[i].bad_handle > 0); /* every thread saw the close */
+            }
+            assert_status(ND_E_BAD_HANDLE, nd_close(h));
+        }
+    }
+    free(data);
+}
+
+/* ---- slot reuse under churn: stale handles never reach a new object ---- */
+
+enum { CHURN_THREADS = 4, CHURN_ROUNDS = 1500, RECENT = 64 };
+
+typedef struct {
+    tst_env *env;
+    int id;
+    _Atomic nd_handle *recent; /* shared ring of recently closed handles, all threads */
+    atomic_uint *recent_next;
+    int stale_reached, own_wrong, failures;
+} churner;
+
+static void *churn(void *arg)
+{
+    churner *c = arg;
+    char name[16];
+    snprintf(name, sizeof(name), "t%d", c->id);
+    for (int round = 0; round < CHURN_ROUNDS; round++) {
+        nd_handle h;
+        uint32_t flags = round % 2 ? ND_IO_MMAP : 0;
+        if (nd_open_input(c->env->dir, name, flags, &h) != ND_OK) {
+            c->failures++;
+            continue;
+        }
+        /* our file holds our id in every byte: any other byte means a wrong object */
+        uint8_t b[4];
+        if (nd_read_bytes(h, round % 60, b, 4) != 4 || b[0] != c->id || b[3] != c->id)
+            c->own_wrong++;
+        /* handles closed by anyone, possibly in the very slot we now hold */
+        for (int k = 0; k < 8; k++) {
+            unsigned idx = (atomic_load(c->recent_next) - 1u - (unsigned)k) % RECENT;
+            nd_handle stale = atomic_load(&c->recent[idx]);
+            if (stale == 0 || stale == h)
+                continue;
+            if (nd_read_bytes(stale, 0, b, 1) != ND_E_BAD_HANDLE)
+                c->stale_reached++;
+            if (nd_input_position(stale) != ND_E_BAD_HANDLE)
+                c->stale_reached++;
+        }
+        if (nd_close(h) != ND_OK)
+            c->failures++;
+        unsigned slot = atomic_fetch_add(c->recent_next, 1u) % RECENT;
+        atomic_store(&c->recent[slot], h);
+        if (nd_close(h) != ND_E_BAD_HANDLE)
+            c->stale_reached++;
+    }
+    return NULL;
+}
+
+static void stale_handles_under_slot_churn(void **state)
+{
+    tst_env *env = *state;
+    _Atomic nd_handle recent[RECENT];
+    atomic_uint next = RECENT;
+    for (int i = 0; i < RECENT; i++)
+        atomic_init(&recent[i], 0);
+    churner c[CHURN_THREADS];
+    pthread_t th[CHURN_THREADS];
+    for (int i = 0; i < CHURN_THREADS; i++) {
+        char name[16], path[TST_PATH_MAX];
+        uint8_t bytes[64];
+        memset(bytes, i + 1, sizeof(bytes));
+        snprintf(name, sizeof(name), "t%d", i + 1);
+        assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, name), bytes, 64), 0);
+        c[i] = (churner){env, i + 1, recent, &next, 0, 0, 0};
+    }
+    for (int i = 0; i < CHURN_THREADS; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, churn, &c[i]), 0);
+    for (int i = 0; i < CHURN_THREADS; i++)
+        pthread_join(th[i], NULL);
+    for (int i = 0; i < CHURN_THREADS; i++) {
+        assert_int_equal(c[i].failures, 0);
+        assert_int_equal(c[i].own_wrong, 0);
+        assert_int_equal(c[i].stale_reached, 0);
+    }
+}
+
+/* ---- one output, several writers; and a close under them ---- */
+
+enum { WRITERS = 4, CHUNK = 1000, CHUNKS_EACH = 300 };
+
+typedef struct {
+    nd_handle out;
+    int id;
+    long written, bad_handle, other;
+} writer;
+
+static void *write_chunks(void *arg)
+{
+    writer *w = arg;
+    uint8_t chunk[CHUNK];
+    memset(chunk, 'A' + w->id, sizeof(chunk));
+    for (int i = 0; i < CHUNKS_EACH; i++) {
+        int64_t rc = nd_write_bytes(w->out, chunk, CHUNK);
+        if (rc == CHUNK)
+            w->written += CHUNK;
+        else if (rc == ND_E_BAD_HANDLE)
+            w->bad_handle++;
+        else
+            w->other++;
+    }
+    return NULL;
+}
+
+static void check_whole_chunks(tst_env *env, const char *name, long expected_len, int64_t crc)
+{
+    char path[TST_PATH_MAX];
+    size_t len = 0;
+    uint8_t *data = tst_read_file(tst_join(path, sizeof(path), env->dir_path, name), &len);
+    assert_non_null(data);
+    assert_int_equal((long)len, expected_len);
+    /* each call's bytes land together: no chunk is torn by another writer */
+    for (size_t at = 0; at < len; at += CHUNK)
+        for (size_t i = 1; i < CHUNK; i++)
+            if (data[at + i] != data[at])
+                fail_msg("%s: chunk at %zu torn at +%zu", name, at, i);
+    if (crc >= 0)
+        assert_true(crc == (int64_t)crc32(crc32(0L, Z_NULL, 0), data, (uInt)len));
+    free(data);
+}
+
+static void writers_share_one_output(void **state)
+{
+    tst_env *env = *state;
+    const uint32_t flags[] = {0, ND_IO_MERGE};
+    for (size_t f = 0; f < 2; f++) {
+        nd_handle out;
+        char name[16];
+        snprintf(name, sizeof(name), "w%zu", f);
+        assert_status(ND_OK, nd_create_output(env->dir, name, flags[f], &out));
+        writer w[WRITERS];
+        pthread_t th[WRITERS];
+        for (int i = 0; i < WRITERS; i++) {
+            w[i] = (writer){out, i, 0, 0, 0};
+            assert_int_equal(pthread_create(&th[i], NULL, write_chunks, &w[i]), 0);
+        }
+        for (int i = 0; i < WRITERS; i++)
+            pthread_join(th[i], NULL);
+        const long total = (long)WRITERS * CHUNK * CHUNKS_EACH;
+        assert_status(total, nd_output_position(out));
+        int64_t crc = nd_output_crc32(out);
+        assert_status(ND_OK, nd_close(out));
+        check_whole_chunks(env, name, total, crc);
+    }
+}
+
+static void output_closed_under_writers(void **state)
+{
+    tst_env *env = *state;
+    const uint32_t flags[] = {0, ND_IO_MERGE};
+    for (size_t f = 0; f < 2; f++) {
+        nd_handle out;
+        char name[16];
+        snprintf(name, sizeof(name), "c%zu", f);
+        assert_status(ND_OK, nd_create_output(env->dir, name, flags[f], &out));
+        writer w[WRITERS];
+        pthread_t th[WRITERS];
+        for (int i = 0; i < WRITERS; i++) {
+            w[i] = (writer){out, i, 0, 0, 0};
+            assert_int_equal(pthread_create(&th[i], NULL, write_chunks, &w[i]), 0);
+        }
+        for (volatile int spin = 0; spin < 100000; spin++)
+            ;
+        assert_status(ND_OK, nd_close(out));
+        long written = 0;
+        for (int i = 0; i < WRITERS; i++) {
+            pthread_join(th[i], NULL);
+            assert_int_equal(w[i].other, 0);
+            written += w[i].written;
+        }
+        /* every write that reported success is in the file, and nothing else */
+        check_whole_chunks(env, name, written, -1);
+        assert_status(ND_E_BAD_HANDLE, nd_write_bytes(out, "x", 1));
+    }
+}
+
+/* ---- one cursor misused by two threads: refused, never torn ---- */
+
+typedef struct {
+    nd_handle h;
+    long ok, refused, other;
+} cursor_user;
+
+static void *use_cursor(void *arg)
+{
+    cursor_user *u = arg;
+    uint8_t buf[300];
+    for (int i = 0; i < 20000; i++) {
+        int64_t rc = i % 3 ? nd_read_byte_buffered(u->h) : nd_read_buffered(u->h, buf, 300);
+        if (rc >= 0)
+            u->ok++;
+        else if (rc == ND_E_INVALID_ARGUMENT || rc == ND_E_EOF)
+            u->refused++; /* EOF: the other thread moved the shared cursor to the end */
+        else
+            u->other++;
+        if (rc == ND_E_EOF)
+            nd_input_seek(u->h, 0);
+    }
+    return NULL;
+}
+
+static void shared_cursor_is_refused_not_torn(void **state)
+{
+    tst_env *env = *state;
+    free(put_random(env, "f", 100000, 3));
+    for (size_t f = 0; f < N_FLAGS; f++) {
+        nd_handle h;
+        assert_status(ND_OK, nd_open_input(env->dir, "f", read_flags[f], &h));
+        cursor_user u[2] = {{h, 0, 0, 0}, {h, 0, 0, 0}};
+        pthread_t th[2];
+        for (int i = 0; i < 2; i++)
+            assert_int_equal(pthread_create(&th[i], NULL, use_cursor, &u[i]), 0);
+        for (int i = 0; i < 2; i++)
+            pthread_join(th[i], NULL);
+        assert_int_equal(u[0].other + u[1].other, 0);
+        assert_true(u[0].ok + u[1].ok > 0);
+        int64_t pos = nd_input_position(h);
+        assert_true(pos >= 0 && pos <= 100000);
+        assert_status(ND_OK, nd_close(h));
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(clones_read_while_parent_closes, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(shared_handle_closed_under_readers, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(stale_handles_under_slot_churn, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(writers_share_one_output, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(output_closed_under_writers, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(shared_cursor_is_refused_not_torn, tst_setup, tst_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,510 @@
+/*
+ * test_input.c - inputs under every strategy (buffered, mapped, direct or
+ * drop-behind, with each access hint): positional reads, the cursor, windows,
+ * clones and slices, and what is refused.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support.h"
+
+typedef struct {
+    uint32_t flags;
+    const char *what;
+} strategy_case;
+
+static const strategy_case strategies[] = {
+    {0, "default"},
+    {ND_IO_RANDOM, "random"},
+    {ND_IO_SEQUENTIAL, "sequential"},
+    {ND_IO_PRELOAD, "preload"},
+    {ND_IO_MMAP, "mmap"},
+    {ND_IO_MMAP | ND_IO_RANDOM, "mmap random"},
+    {ND_IO_MMAP | ND_IO_SEQUENTIAL, "mmap sequential"},
+    {ND_IO_MMAP | ND_IO_PRELOAD, "mmap preload"},
+    {ND_IO_MERGE, "merge"},
+    {ND_IO_MERGE | ND_IO_SEQUENTIAL, "merge sequential"},
+    {ND_IO_MERGE | ND_IO_RANDOM, "merge random"},
+    {ND_IO_MERGE | ND_IO_PRELOAD, "merge preload"},
+};
+#define N_STRATEGIES (sizeof(strategies) / sizeof(strategies[0]))
+
+/* Sizes around every buffer and block edge the strategies have. */
+static const size_t sizes[] = {0, 1, 511, 4095, 4096, 4097, 65537, 262144 + 17, (1u << 20) + 3};
+#define N_SIZES (sizeof(sizes) / sizeof(sizes[0]))
+
+static uint8_t *put_random(tst_env *env, const char *name, size_t len, uint64_t seed)
+{
+    uint8_t *data = tst_random_buffer(len, seed);
+    char path[TST_PATH_MAX];
+    assert_non_null(data);
+    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, name), data, len), 0);
+    return data;
+}
+
+/* Does this directory's file system take O_DIRECT? Decides what MERGE must report. */
+static int direct_works(tst_env *env)
+{
+    nd_handle in;
+    int32_t rc = nd_open_input(env->dir, "probe", ND_IO_REQUIRE_DIRECT, &in);
+    if (rc == ND_OK) {
+        nd_close(in);
+        return 1;
+    }
+    assert_status(ND_E_NOT_SUPPORTED, rc);
+    return 0;
+}
+
+static int32_t expected_strategy(uint32_t flags, int direct)
+{
+    if (flags & ND_IO_MMAP)
+        return ND_STRATEGY_MAPPED;
+    if (flags & ND_IO_MERGE)
+        return direct ? ND_STRATEGY_DIRECT : ND_STRATEGY_DROP_BEHIND;
+    return ND_STRATEGY_BUFFERED;
+}
+
+static void every_strategy_reads_every_size(void **state)
+{
+    tst_env *env = *state;
+    free(put_random(env, "probe", 4096, 1));
+    int direct = direct_works(env);
+    if (!direct)
+        tst_loud_skip("ND_IO_MERGE reading with O_DIRECT",
+                      "this file system refuses O_DIRECT; MERGE is checked as drop-behind");
+    for (size_t s = 0; s < N_SIZES; s++) {
+        char name[32];
+        snprintf(name, sizeof(name), "size_%zu", sizes[s]);
+        uint8_t *data = put_random(env, name, sizes[s], 100 + s);
+        for (size_t k = 0; k < N_STRATEGIES; k++) {
+            nd_handle in;
+            assert_status(ND_OK, nd_open_input(env->dir, name, strategies[k].flags, &in));
+            assert_status(expected_strategy(strategies[k].flags, direct), nd_input_strategy(in));
+            assert_status(ND_OK, nd_close(in));
+            if (tst_verify_input(env->dir, name, strategies[k].flags, data, sizes[s]) != 0)
+                fail_msg("%s input of %zu bytes read back wrong", strategies[k].what, sizes[s]);
+        }
+        free(data);
+    }
+}
+
+static void require_direct_on_this_file_system(void **state)
+{
+    tst_env *env = *state;
+    uint8_t *data = put_random(env, "probe", 12345, 2);
+    nd_handle in;
+    int32_t rc = nd_open_input(env->dir, "probe", ND_IO_REQUIRE_DIRECT, &in);
+    if (rc == ND_E_NOT_SUPPORTED) {
+        /* the build tree should be on a disk file system; say so loudly if not */
+        tst_loud_skip("ND_IO_REQUIRE_DIRECT succeeding", "the test directory refuses O_DIRECT");
+        free(data);
+        return;
+    }
+    assert_status(ND_OK, rc);
+    /* REQUIRE_DIRECT implies MERGE's direct strategy, never a silent fallback */
+    assert_status(ND_STRATEGY_DIRECT, nd_input_strategy(in));
+    assert_status(ND_OK, nd_close(in));
+    assert_int_equal(tst_verify_input(env->dir, "probe", ND_IO_REQUIRE_DIRECT, data, 12345), 0);
+    assert_int_equal(tst_verify_input(env->dir, "probe", ND_IO_REQUIRE_DIRECT | ND_IO_MERGE, data,
+                                      12345), 0);
+    free(data);
+}
+
+static void direct_reads_aligned_and_unaligned(void **state)
+{
+    tst_env *env = *state;
+    const size_t len = (3u << 20) + 1000;
+    uint8_t *data = put_random(env, "big", len, 3);
+    nd_handle in;
+    assert_status(ND_OK, nd_open_input(env->dir, "big", ND_IO_MERGE, &in));
+    /* an aligned destination, offset and length take the zero-copy direct path */
+    uint8_t *aligned = NULL;
+#ifdef _WIN32
+    aligned = _aligned_malloc(1u << 20, 65536);
+#else
+    assert_int_equal(posix_memalign((void **)&aligned, 65536, 1u << 20), 0);
+#endif
+    assert_status(1 << 20, nd_read_bytes(in, 65536, aligned, 1 << 20));
+    assert_memory_equal(aligned, data + 65536, 1u << 20);
+    /* the same range shifted by odd amounts goes through the bounce buffer */
+    const int64_t shifts[] = {1, 511, 4095, 4097, 300001};
+    for (size_t i = 0; i < sizeof(shifts) / sizeof(shifts[0]); i++) {
+        assert_status((1 << 20) - 3, nd_read_bytes(in, shifts[i], aligned + 1, (1 << 20) - 3));
+        assert_memory_equal(aligned + 1, data + shifts[i], (1u << 20) - 3);
+    }
+    /* the last bytes, past the last full block */
+    assert_status(1000, nd_read_bytes(in, (int64_t)len - 1000, aligned, 1000));
+    assert_memory_equal(aligned, data + len - 1000, 1000);
+#ifdef _WIN32
+    _aligned_free(aligned);
+#else
+    free(aligned);
+#endif
+    assert_status(ND_OK, nd_close(in));
+    free(data);
+}
+
+static void positional_read_ranges(void **state)
+{
+    tst_env *env = *state;
+    uint8_t *data = put_random(env, "f", 1000, 4);
+    for (size_t k = 0; k < N_STRATEGIES; k++) {
+        nd_handle in;
+        assert_status(ND_OK, nd_open_input(env->dir, "f", strategies[k].flags, &in));
+        uint8_t buf[1100];
+        memset(buf, 0xEE, sizeof(buf));
+        assert_status(ND_E_INVALID_ARGUMENT, nd_read_bytes(in, -1, buf, 1));
+        assert_status(ND_E_INVALID_ARGUMENT, nd_read_bytes(in, 0, buf, -1));
+        assert_status(ND_E_INVALID_ARGUMENT, nd_read_bytes(in, INT64_MIN, buf, 10));
+        /* ends past EOF: ND_E_EOF and not a byte written */
+        assert_status(ND_E_EOF, nd_read_bytes(in, 0, buf, 1001));
+        assert_status(ND_E_EOF, nd_read_bytes(in, 990, buf, 11));
+        assert_status(ND_E_EOF, nd_read_bytes(in, 1001, buf, 0));
+        assert_status(ND_E_EOF, nd_read_bytes(in, 1000, buf, 1));
+        assert_status(ND_E_EOF, nd_read_bytes(in, 1, buf, INT64_MAX));
+        assert_status(ND_E_EOF, nd_read_bytes(in, INT64_MAX, buf, 1));
+        assert_status(ND_E_EOF, nd_read_bytes(in, INT64_MAX, buf, INT64_MAX));
+        for (size_t i = 0; i < sizeof(buf); i++)
+            assert_int_equal(buf[i], 0xEE);
+        assert_message_contains("f");
+        /* empty reads anywhere inside, including exactly at the end */
+        assert_status(0, nd_read_bytes(in, 0, buf, 0));
+        assert_status(0, nd_read_bytes(in, 1000, buf, 0));
+        assert_int_equal(buf[0], 0xEE);
+        /* exact reads, up to the last byte */
+        assert_status(10, nd_read_bytes(in, 990, buf, 10));
+        assert_memory_equal(buf, data + 990, 10);
+        assert_status(1, nd_read_bytes(in, 999, buf, 1));
+        assert_int_equal(buf[0], data[999]);
+        assert_status(1000, nd_read_bytes(in, 0, buf, 1000));
+        assert_memory_equal(buf, data, 1000);
+        /* positional reads do not move the cursor */
+        assert_status(0, nd_input_position(in));
+        assert_status(ND_OK, nd_close(in));
+    }
+    free(data);
+}
+
+static void cursor_edges(void **state)
+{
+    tst_env *env = *state;
+    uint8_t *data = put_random(env, "f", 5000, 5);
+    for (size_t k = 0; k < N_STRATEGIES; k++) {
+        nd_handle in;
+        uint8_t buf[6000];
+        assert_status(ND_OK, nd_open_input(env->dir, "f", strategies[k].flags, &in));
+        assert_status(0, nd_input_position(in));
+        assert_status(ND_E_INVALID_ARGUMENT, nd_input_seek(in, -1));
+        assert_status(ND_E_EOF, nd_input_seek(in, 5001));
+        assert_status(0, nd_input_position(in)); /* refused seeks do not move it */
+        assert_status(ND_OK, nd_input_seek(in, 4990));
+        assert_status(4990, nd_input_position(in));
+        /* a read that would pass the end reads nothing and leaves the cursor */
+        memset(buf, 0xEE, sizeof(buf));
+        assert_status(ND_E_EOF, nd_read_buffered(in, buf, 11));
+        assert_int_equal(buf[0], 0xEE);
+        assert_status(4990, nd_input_position(in));
+        assert_status(ND_E_INVALID_ARGUMENT, nd_read_buffered(in, buf, -1));
+        /* exactly to the end */
+        assert_status(10, nd_read_buffered(in, buf, 10));
+        assert_memory_equal(buf, data + 4990, 10);
+        assert_status(5000, nd_input_position(in));
+        assert_status(0, nd_read_buffered(in, buf, 0));
+        assert_status(ND_E_EOF, nd_read_byte_buffered(in));
+        assert_status(ND_E_EOF, nd_read_buffered(in, buf, 1));
+        assert_status(5000, nd_input_position(in));
+        /* seeking exactly to the end is allowed; back to the start works */
+        assert_status(ND_OK, nd_input_seek(in, 5000));
+        assert_status(ND_OK, nd_input_seek(in, 0));
+        assert_status(data[0], nd_read_byte_buffered(in));
+        assert_status(data[1], nd_read_byte_buffered(in));
+        assert_status(2, nd_input_position(in));
+        /* a read larger than any buffer, from an odd place */
+        assert_status(4997, nd_read_buffered(in, buf, 4997));
+        assert_memory_equal(buf, data + 2, 4997);
+        assert_status(data[4999], nd_read_byte_buffered(in));
+        /* backwards seeks after the buffer moved on */
+        for (int64_t pos = 4999; pos >= 0; pos -= 997) {
+            assert_status(ND_OK, nd_input_seek(in, pos));
+            assert_status(data[pos], nd_read_byte_buffered(in));
+        }
+        assert_status(ND_OK, nd_close(in));
+    }
+    free(data);
+}
+
+static void windows_match_the_file(void **state)
+{
+    tst_env *env = *state;
+    const size_t len = 200000;
+    uint8_t *data = put_random(env, "f", len, 6);
+    for (size_t k = 0; k < N_STRATEGIES; k++) {
+        nd_handle in;
+        const uint8_t *p = NULL;
+        assert_status(ND_OK, nd_open_input(env->dir, "f", strategies[k].flags, &in));
+        assert_status(ND_E_INVALID_ARGUMENT, nd_input_window(in, -1, &p));
+        assert_status(ND_E_EOF, nd_input_window(in, (int64_t)len, &p));
+        assert_status(ND_E_EOF, nd_input_window(in, INT64_MAX, &p));
+        /* the last byte alone */
+        assert_status(1, nd_input_window(in, (int64_t)len - 1, &p));
+        assert_int_equal(p[0], data[len - 1]);
+        /* random positions: at least one byte, never past the end, all correct */
+        uint64_t x = 77;
+        for (int i = 0; i < 200; i++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            int64_t pos = (int64_t)((x >> 33) % len);
+            int64_t n = nd_input_window(in, pos, &p);
+            assert_true(n >= 1);
+            assert_true(n <= (int64_t)len - pos);
+            assert_memory_equal(p, data + pos, (size_t)n);
+        }
+        /* windows do not move the cursor */
+        assert_status(0, nd_input_position(in));
+        if (strategies[k].flags & ND_IO_MMAP) {
+            /* a mapped window lives until close, across other calls */
+            const uint8_t *first = NULL;
+            int64_t n = nd_input_window(in, 0, &first);
+            assert_int_equal(n, (int64_t)len);
+            assert_int_equal(nd_input_window(in, 100000, &p), (int64_t)len - 100000);
+            assert_status(data[0], nd_read_byte_buffered(in));
+            assert_memory_equal(first, data, len);
+        }
+        assert_status(ND_OK, nd_close(in));
+    }
+    free(data);
+}
+
+static void clones_have_their_own_cursor(void **state)
+{
+    tst_env *env = *state;
+    uint8_t *data = put_random(env, "f", 70000, 7);
+    for (size_t k = 0; k < N_STRATEGIES; k++) {
+        nd_handle in, clone, clone2;
+        assert_status(ND_OK, nd_open_input(env->dir, "f", strategies[k].flags, &in));
+        assert_status(ND_OK, nd_input_seek(in, 1234));
+        assert_status(ND_OK, nd_input_clone(in, &clone));
+        assert_true(clone != in);
+        /* a clone starts at 0 whatever the parent's cursor, with the same strategy */
+        assert_status(0, nd_input_position(clone));
+        assert_status(nd_input_strategy(in), nd_input_strategy(clone));
+        int64_t len = 0;
+        assert_status(ND_OK, nd_input_length(clone, &len));
+        assert_int_equal(len, 70000);
+        assert_status(data[0], nd_read_byte_buffered(clone));
+        assert_status(data[1234], nd_read_byte_buffered(in));
+        assert_status(ND_OK, nd_input_seek(clone, 60000));
+        assert_status(1235, nd_input_position(in));
+        assert_status(ND_OK, nd_input_clone(clone, &clone2));
+        assert_status(0, nd_input_position(clone2));
+        /* closing the parent leaves the clones reading */
+        assert_status(ND_OK, nd_close(in));
+        uint8_t buf[100];
+        assert_status(100, nd_read_buffered(clone, buf, 100));
+        assert_memory_equal(buf, data + 60000, 100);
+        assert_status(ND_OK, nd_close(clone));
+        assert_status(100, nd_read_bytes(clone2, 69900, buf, 100));
+        assert_memory_equal(buf, data + 69900, 100);
+        assert_status(ND_OK, nd_close(clone2));
+    }
+    free(data);
+}
+
+static void check_slice(nd_handle s, const uint8_t *expect, int64_t len, const char *what)
+{
+    int64_t got_len = -1;
+    assert_status(ND_OK, nd_input_length(s, &got_len));
+    assert_int_equal(got_len, len);
+    uint8_t *buf = malloc((size_t)len + 16);
+    memset(buf, 0xEE, (size_t)len + 16);
+    /* positional reads stop at the slice's end even where the file goes on */
+    assert_status(ND_E_EOF, nd_read_bytes(s, 0, buf, len + 1));
+    assert_status(ND_E_EOF, nd_read_bytes(s, len, buf, 1));
+    assert_int_equal(buf[0], 0xEE);
+    assert_status(len, nd_read_bytes(s, 0, buf, len));
+    if (len > 0)
+        assert_memory_equal(buf, expect, (size_t)len);
+    /* windows never count bytes past the slice end */
+    int64_t at = 0;
+    while (at < len) {
+        const uint8_t *p = NULL;
+        int64_t n = nd_input_window(s, at, &p);
+        if (n < 1 || n > len - at)
+            fail_msg("%s: window at %lld of a %lld-byte slice returned %lld", what, (long long)at,
+                     (long long)len, (long long)n);
+        assert_memory_equal(p, expect + at, (size_t)n);
+        at += n;
+    }
+    assert_status(ND_E_EOF, nd_input_window(s, len, &(const uint8_t *){NULL}));
+    /* the cursor: byte by byte to the end, then EOF */
+    assert_status(ND_OK, nd_input_seek(s, 0));
+    for (int64_t i = 0; i < len; i++)
+        assert_status(expect[i], nd_read_byte_buffered(s));
+    assert_status(ND_E_EOF, nd_read_byte_buffered(s));
+    assert_status(ND_E_EOF, nd_input_seek(s, len + 1));
+    assert_status(ND_OK, nd_input_seek(s, 0));
+    assert_status(ND_E_EOF, nd_read_buffered(s, buf, len + 1));
+    assert_status(0, nd_input_position(s));
+    free(buf);
+}
+
+static void slices_see_only_themselves(void **state)
+{
+    tst_env *env = *state;
+    const int64_t len = 300000;
+    uint8_t *data = put_random(env, "f", (size_t)len, 8);
+    for (size_t k = 0; k < N_STRATEGIES; k++) {
+        nd_handle in, s, ss, empty, tail, cl;
+        assert_status(ND_OK, nd_open_input(env->dir, "f", strategies[k].flags, &in));
+        /* refused ranges */
+        assert_status(ND_E_INVALID_ARGUMENT, nd_input_slice(in, -1, 10, &s));
+        assert_status(ND_E_INVALID_ARGUMENT, nd_input_slice(in, 0, -1, &s));
+        assert_status(ND_E_EOF, nd_input_slice(in, 0, len + 1, &s));
+        assert_status(ND_E_EOF, nd_input_slice(in, len - 5, 6, &s));
+        assert_status(ND_E_EOF, nd_input_slice(in, len + 1, 0, &s));
+        assert_status(ND_E_EOF, nd_input_slice(in, 10, INT64_MAX, &s));
+        assert_int_equal(s, 0);
+        /* an odd slice in the middle, one of it, a clone of that, an empty one, the tail */
+        assert_status(ND_OK, nd_input_slice(in, 4097, 70001, &s));
+        check_slice(s, data + 4097, 70001, strategies[k].what);
+        assert_status(ND_OK, nd_input_slice(s, 333, 5000, &ss));
+        check_slice(ss, data + 4097 + 333, 5000, strategies[k].what);
+        assert_status(ND_E_EOF, nd_input_slice(s, 70000, 2, &empty));
+        assert_status(ND_OK, nd_input_clone(ss, &cl));
+        check_slice(cl, data + 4097 + 333, 5000, strategies[k].what);
+        assert_status(ND_OK, nd_input_slice(in, 1000, 0, &empty));
+        check_slice(empty, data, 0, strategies[k].what);
+        assert_status(ND_OK, nd_input_slice(in, len - 3, 3, &tail));
+        check_slice(tail, data + len - 3, 3, strategies[k].what);
+        /* slices outlive their parent */
+        assert_status(ND_OK, nd_close(in));
+        assert_status(ND_OK, nd_close(s));
+        check_slice(ss, data + 4097 + 333, 5000, strategies[k].what);
+        nd_close(ss);
+        nd_close(cl);
+        nd_close(empty);
+        nd_close(tail);
+    }
+    free(data);
+}
+
+static void refused_flags_and_missing_files(void **state)
+{
+    tst_env *env = *state;
+    free(put_random(env, "f", 10, 9));
+    nd_handle in = 5;
+    assert_status(ND_E_INVALID_ARGUMENT, nd_open_input(env->dir, "f", ND_IO_OVERWRITE, &in));
+    assert_int_equal(in, 0);
+    assert_status(ND_E_INVALID_ARGUMENT, nd_open_input(env->dir, "f", 0x80, &in));
+    assert_status(ND_E_INVALID_ARGUMENT, nd_open_input(env->dir, "f", 0x80000000u, &in));
+    assert_status(ND_E_INVALID_ARGUMENT,
+                  nd_open_input(env->dir, "f", ND_IO_REQUIRE_DIRECT | ND_IO_MMAP, &in));
+    assert_status(ND_E_NOT_FOUND, nd_open_input(env->dir, "missing", 0, &in));
+    assert_status(ND_E_NOT_FOUND, nd_open_input(env->dir, "missing", ND_IO_MMAP, &in));
+    assert_status(ND_E_NOT_FOUND, nd_open_input(env->dir, "missing", ND_IO_MERGE, &in));
+    assert_status(ND_E_NOT_FOUND, nd_open_input(env->dir, "missing", ND_IO_REQUIRE_DIRECT, &in));
+    /* a directory is not an input */
+    char path[TST_PATH_MAX];
+    assert_int_equal(tst_mkdir(tst_join(path, sizeof(path), env->dir_path, "subdir")), 0);
+    assert_status(ND_E_ACCESS, nd_open_input(env->dir, "subdir", 0, &in));
+    assert_status(ND_E_ACCESS, nd_open_input(env->dir, "subdir", ND_IO_MMAP, &in));
+    assert_status(ND_E_ACCESS, nd_open_input(env->dir, "subdir", ND_IO_MERGE, &in));
+}
+
+static void file_growing_after_open_is_not_seen(void **state)
+{
+    /* the length is fixed at open: readers of a Lucene file never see a writer's tail */
+    tst_env *env = *state;
+    uint8_t *data = put_random(env, "f", 100, 10);
+    for (size_t k = 0; k < N_STRATEGIES; k++) {
+        nd_handle in;
+        char path[TST_PATH_MAX];
+        assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "f"), data, 100), 0);
+        assert_status(ND_OK, nd_open_input(env->dir, "f", strategies[k].flags, &in));
+        uint8_t more[200];
+        memcpy(more, data, 100);
+        memset(more + 100, 0x42, 100);
+        assert_int_equal(tst_write_file(path, more, 200), 0);
+        int64_t len = 0;
+        assert_status(ND_OK, nd_input_length(in, &len));
+        assert_int_equal(len, 100);
+        uint8_t buf[101];
+        assert_status(ND_E_EOF, nd_read_bytes(in, 0, buf, 101));
+        assert_status(ND_OK, nd_close(in));
+    }
+    free(data);
+}
+
+#ifndef _WIN32
+/* POSIX only (Linux mount namespaces): a file system that refuses O_DIRECT.
+ * ramfs does (tmpfs accepts O_DIRECT since Linux 6.6). */
+static int ramfs_inputs(const char *mnt, void *ctx)
+{
+    (void)ctx;
+    uint8_t *data = tst_random_buffer(70001, 11);
+    char path[TST_PATH_MAX];
+    if (tst_write_file(tst_join(path, sizeof(path), mnt, "f"), data, 70001) != 0)
+        return 1;
+    nd_handle dir, in;
+    if (nd_open_dir(mnt, 0, &dir) != ND_OK)
+        return 2;
+    int32_t rc = nd_open_input(dir, "f", ND_IO_REQUIRE_DIRECT, &in);
+    if (rc != ND_E_NOT_SUPPORTED) {
+        fprintf(stderr, "REQUIRE_DIRECT on ramfs: %s (%s)\n", nd_status_name(rc),
+                nd_last_error_message());
+        return 3;
+    }
+    if (in != 0)
+        return 4;
+    rc = nd_open_input(dir, "f", ND_IO_REQUIRE_DIRECT | ND_IO_MERGE, &in);
+    if (rc != ND_E_NOT_SUPPORTED)
+        return 5;
+    /* MERGE alone falls back to drop-behind, reporting it */
+    if (nd_open_input(dir, "f", ND_IO_MERGE, &in) != ND_OK)
+        return 6;
+    if (nd_input_strategy(in) != ND_STRATEGY_DROP_BEHIND) {
+        fprintf(stderr, "MERGE on ramfs reports strategy %d\n", (int)nd_input_strategy(in));
+        return 7;
+    }
+    nd_close(in);
+    if (tst_verify_input(dir, "f", ND_IO_MERGE, data, 70001) != 0)
+        return 8;
+    if (tst_verify_input(dir, "f", ND_IO_MERGE | ND_IO_SEQUENTIAL, data, 70001) != 0)
+        return 9;
+    nd_close(dir);
+    free(data);
+    return 0;
+}
+
+static void require_direct_refused_where_unsupported(void **state)
+{
+    (void)state;
+    int rc = tst_with_private_mount("ramfs", NULL, ramfs_inputs, NULL);
+    if (rc == TST_NO_MOUNT) {
+        tst_loud_skip("ND_IO_REQUIRE_DIRECT -> ND_E_NOT_SUPPORTED and MERGE's drop-behind fallback",
+                      "no private ramfs mount is possible here (needs root or user namespaces)");
+        skip();
+    }
+    assert_int_equal(rc, 0);
+}
+#endif
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(every_strategy_reads_every_size, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(require_direct_on_this_file_system, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(direct_reads_aligned_and_unaligned, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(positional_read_ranges, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(cursor_edges, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(windows_match_the_file, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(clones_have_their_own_cursor, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(slices_see_only_themselves, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(refused_flags_and_missing_files, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(file_growing_after_open_is_not_seen, tst_setup, tst_teardown),
+#ifndef _WIN32
+        cmocka_unit_test(require_direct_refused_where_unsupported),
+#endif
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

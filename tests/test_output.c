@@ -1,0 +1,343 @@
+/*
+ * test_output.c - outputs: create/overwrite, every output strategy at odd
+ * sizes and chunkings reading back through every input strategy, position,
+ * zlib-identical CRC-32, sync in the middle of a direct write, and calls
+ * after close.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "support.h"
+
+static const uint32_t out_flags[] = {0, ND_IO_SEQUENTIAL, ND_IO_MERGE, ND_IO_MERGE | ND_IO_SEQUENTIAL};
+#define N_OUT (sizeof(out_flags) / sizeof(out_flags[0]))
+static const uint32_t in_flags[] = {0, ND_IO_RANDOM, ND_IO_MMAP, ND_IO_MERGE};
+#define N_IN (sizeof(in_flags) / sizeof(in_flags[0]))
+static const size_t sizes[] = {0, 1, 511, 4097, (1u << 20) + 3};
+#define N_SIZES (sizeof(sizes) / sizeof(sizes[0]))
+
+enum write_mode { ONE_CALL, ODD_CHUNKS, BYTE_BY_BYTE, MIXED };
+
+static int64_t zlib_crc(const uint8_t *data, size_t len)
+{
+    return (int64_t)crc32(crc32(0L, Z_NULL, 0), data, (uInt)len);
+}
+
+/* Writes data with the given chunking, checking position and CRC as it goes. */
+static void write_all(nd_handle out, const uint8_t *data, size_t len, enum write_mode mode)
+{
+    static const size_t chunks[] = {1, 7, 4093, 3, 65537, 511, 2, 262147, 13};
+    size_t at = 0, c = 0;
+    while (at < len) {
+        size_t n;
+        if (mode == ONE_CALL) {
+            n = len;
+            assert_status((int64_t)n, nd_write_bytes(out, data, (int64_t)n));
+        } else if (mode == BYTE_BY_BYTE || (mode == MIXED && c % 2 == 0)) {
+            n = mode == MIXED ? (len - at < 100 ? len - at : 100) : 1;
+            for (size_t i = 0; i < n; i++)
+                assert_status(ND_OK, nd_write_byte(out, data[at + i]));
+        } else {
+            n = chunks[c % (sizeof(chunks) / sizeof(chunks[0]))];
+            if (n > len - at)
+                n = len - at;
+            assert_status((int64_t)n, nd_write_bytes(out, data + at, (int64_t)n));
+        }
+        at += n;
+        c++;
+        if (c % 64 == 1 || at == len) {
+            assert_status((int64_t)at, nd_output_position(out));
+            assert_status(zlib_crc(data, at), nd_output_crc32(out));
+        }
+    }
+}
+
+static int direct_works(tst_env *env)
+{
+    nd_handle out;
+    int32_t rc = nd_create_output(env->dir, "probe", ND_IO_REQUIRE_DIRECT | ND_IO_OVERWRITE, &out);
+    if (rc == ND_OK) {
+        nd_close(out);
+        nd_delete_file(env->dir, "probe");
+        return 1;
+    }
+    assert_status(ND_E_NOT_SUPPORTED, rc);
+    return 0;
+}
+
+static void check_on_disk(tst_env *env, const char *name, const uint8_t *data, size_t len)
+{
+    char path[TST_PATH_MAX];
+    size_t got = 0;
+    uint8_t *disk = tst_read_file(tst_join(path, sizeof(path), env->dir_path, name), &got);
+    assert_non_null(disk);
+    if (got != len)
+        fail_msg("%s is %zu bytes on disk, expected %zu", name, got, len);
+    if (len > 0)
+        assert_memory_equal(disk, data, len);
+    free(disk);
+}
+
+static void every_strategy_size_and_chunking(void **state)
+{
+    tst_env *env = *state;
+    int direct = direct_works(env);
+    if (!direct)
+        tst_loud_skip("ND_IO_MERGE writing with O_DIRECT", "this file system refuses O_DIRECT");
+    for (size_t s = 0; s < N_SIZES; s++) {
+        uint8_t *data = tst_random_buffer(sizes[s], 1000 + s);
+        for (size_t o = 0; o < N_OUT; o++) {
+            for (int mode = ONE_CALL; mode <= MIXED; mode++) {
+                /* byte-by-byte through a megabyte says nothing more than through 4 KiB */
+                if (mode == BYTE_BY_BYTE && sizes[s] > 70000)
+                    continue;
+                char name[64];
+                snprintf(name, sizeof(name), "out_%zu_%zu_%d", sizes[s], o, mode);
+                nd_handle out;
+                assert_status(ND_OK, nd_create_output(env->dir, name, out_flags[o], &out));
+                int32_t want = !(out_flags[o] & ND_IO_MERGE) ? ND_STRATEGY_BUFFERED
+                               : direct                     ? ND_STRATEGY_DIRECT
+                                                            : ND_STRATEGY_DROP_BEHIND;
+                assert_status(want, nd_output_strategy(out));
+                assert_status(0, nd_output_position(out));
+                assert_status(0, nd_output_crc32(out));
+                write_all(out, data, sizes[s], (enum write_mode)mode);
+                assert_status(ND_OK, nd_close(out));
+                check_on_disk(env, name, data, sizes[s]);
+                int64_t len = -1;
+                assert_status(ND_OK, nd_file_length(env->dir, name, &len));
+                assert_int_equal(len, (int64_t)sizes[s]);
+                for (size_t i = 0; i < N_IN; i++)
+                    if (tst_verify_input(env->dir, name, in_flags[i], data, sizes[s]) != 0)
+                        fail_msg("%s (output flags 0x%x, mode %d) read back wrong with input "
+                                 "flags 0x%x",
+                                 name, out_flags[o], mode, in_flags[i]);
+                assert_status(ND_OK, nd_delete_file(env->dir, name));
+            }
+        }
+        free(data);
+    }
+}
+
+static void sync_then_more_writes(void **state)
+{
+    /* a direct output pads its tail block at sync, truncates to the logical
+     * length, and must rewrite that same block when more bytes follow */
+    tst_env *env = *state;
+    const size_t len = 3 * 4096 + 777 + (1u << 20);
+    uint8_t *data = tst_random_buffer(len, 2000);
+    const size_t cuts[] = {1, 4095, 4096, 4097, 5000, 12288, 12289, 12289 + 777, (1u << 20) + 5, len};
+    for (size_t o = 0; o < N_OUT; o++) {
+        nd_handle out;
+        char path[TST_PATH_MAX];
+        assert_status(ND_OK, nd_create_output(env->dir, "synced", out_flags[o] | ND_IO_OVERWRITE, &out));
+        size_t at = 0;
+        for (size_t c = 0; c < sizeof(cuts) / sizeof(cuts[0]); c++) {
+            assert_status((int64_t)(cuts[c] - at), nd_write_bytes(out, data + at, (int64_t)(cuts[c] - at)));
+            at = cuts[c];
+            assert_status(ND_OK, nd_output_sync(out));
+            /* after a sync the file holds exactly what was written, padding cut off */
+            assert_int_equal(tst_file_size(tst_join(path, sizeof(path), env->dir_path, "synced")),
+                             (int64_t)at);
+            assert_status(ND_OK, nd_output_sync(out)); /* twice in a row is fine */
+            assert_status((int64_t)at, nd_output_position(out));
+        }
+        assert_status(zlib_crc(data, len), nd_output_crc32(out));
+        assert_status(ND_OK, nd_close(out));
+        check_on_disk(env, "synced", data, len);
+        for (size_t i = 0; i < N_IN; i++)
+            assert_int_equal(tst_verify_input(env->dir, "synced", in_flags[i], data, len), 0);
+    }
+    free(data);
+}
+
+static void create_and_overwrite(void **state)
+{
+    tst_env *env = *state;
+    char path[TST_PATH_MAX];
+    tst_join(path, sizeof(path), env->dir_path, "existing");
+    assert_int_equal(tst_write_file(path, "old bytes that must survive", 27), 0);
+    for (size_t o = 0; o < N_OUT; o++) {
+        nd_handle out = 5;
+        assert_status(ND_E_EXISTS, nd_create_output(env->dir, "existing", out_flags[o], &out));
+        assert_int_equal(out, 0);
+        assert_message_contains("existing");
+        check_on_disk(env, "existing", (const uint8_t *)"old bytes that must survive", 27);
+    }
+    for (size_t o = 0; o < N_OUT; o++) {
+        nd_handle out;
+        assert_int_equal(tst_write_file(path, "old bytes that must go away", 27), 0);
+        assert_status(ND_OK, nd_create_output(env->dir, "existing", out_flags[o] | ND_IO_OVERWRITE, &out));
+        /* replaced from the start: the old length is gone at once */
+        assert_int_equal(tst_file_size(path), 0);
+        assert_status(3, nd_write_bytes(out, "new", 3));
+        assert_status(ND_OK, nd_close(out));
+        check_on_disk(env, "existing", (const uint8_t *)"new", 3);
+    }
+    /* a new file with OVERWRITE is simply created */
+    nd_handle out;
+    assert_status(ND_OK, nd_create_output(env->dir, "fresh", ND_IO_OVERWRITE, &out));
+    assert_status(ND_OK, nd_close(out));
+    assert_status(1, nd_file_exists(env->dir, "fresh"));
+    /* the file exists as soon as it is created, before any byte */
+    assert_status(ND_OK, nd_create_output(env->dir, "early", 0, &out));
+    assert_status(1, nd_file_exists(env->dir, "early"));
+    assert_status(ND_OK, nd_close(out));
+    /* a directory in the way is not replaced */
+    char sub[TST_PATH_MAX];
+    assert_int_equal(tst_mkdir(tst_join(sub, sizeof(sub), env->dir_path, "subdir")), 0);
+    assert_status(ND_E_EXISTS, nd_create_output(env->dir, "subdir", 0, &out));
+    assert_int_not_equal(nd_create_output(env->dir, "subdir", ND_IO_OVERWRITE, &out), ND_OK);
+    assert_true(tst_path_exists(sub));
+}
+
+static void refused_flags(void **state)
+{
+    tst_env *env = *state;
+    const uint32_t bad[] = {ND_IO_MMAP, ND_IO_PRELOAD, 0x80, 0x80000000u, ND_IO_MMAP | ND_IO_MERGE};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        nd_handle out = 5;
+        assert_status(ND_E_INVALID_ARGUMENT, nd_create_output(env->dir, "never", bad[i], &out));
+        assert_int_equal(out, 0);
+        assert_status(0, nd_file_exists(env->dir, "never"));
+    }
+    nd_handle out;
+    assert_status(ND_OK, nd_create_output(env->dir, "o", 0, &out));
+    assert_status(ND_E_INVALID_ARGUMENT, nd_write_bytes(out, "x", -1));
+    assert_status(ND_E_INVALID_ARGUMENT, nd_write_bytes(out, NULL, 5));
+    assert_status(ND_OK, nd_close(out));
+}
+
+static void calls_after_close(void **state)
+{
+    tst_env *env = *state;
+    for (size_t o = 0; o < N_OUT; o++) {
+        nd_handle out;
+        assert_status(ND_OK, nd_create_output(env->dir, "closed", out_flags[o] | ND_IO_OVERWRITE, &out));
+        assert_status(5, nd_write_bytes(out, "12345", 5));
+        assert_status(ND_OK, nd_close(out));
+        assert_status(ND_E_BAD_HANDLE, nd_write_bytes(out, "6", 1));
+        assert_status(ND_E_BAD_HANDLE, nd_write_byte(out, '6'));
+        assert_status(ND_E_BAD_HANDLE, nd_output_position(out));
+        assert_status(ND_E_BAD_HANDLE, nd_output_crc32(out));
+        assert_status(ND_E_BAD_HANDLE, nd_output_sync(out));
+        assert_status(ND_E_BAD_HANDLE, nd_output_strategy(out));
+        assert_status(ND_E_BAD_HANDLE, nd_close(out));
+        check_on_disk(env, "closed", (const uint8_t *)"12345", 5);
+    }
+}
+
+static void crc_of_known_vectors(void **state)
+{
+    tst_env *env = *state;
+    nd_handle out;
+    assert_status(ND_OK, nd_create_output(env->dir, "crc", 0, &out));
+    assert_status(0, nd_output_crc32(out));
+    assert_status(9, nd_write_bytes(out, "123456789", 9));
+    /* the CRC-32 check value (IEEE 802.3, as zlib computes it) */
+    assert_status(0xCBF43926LL, nd_output_crc32(out));
+    assert_status(ND_OK, nd_close(out));
+    /* the full 32-bit range comes back as a non-negative int64 */
+    uint8_t ff[4] = {0xFF, 0xFF, 0xFF, 0xFF};
+    assert_status(ND_OK, nd_create_output(env->dir, "crc2", 0, &out));
+    assert_status(4, nd_write_bytes(out, ff, 4));
+    int64_t crc = nd_output_crc32(out);
+    assert_true(crc >= 0 && crc <= 0xFFFFFFFFLL);
+    assert_true(crc == zlib_crc(ff, 4));
+    assert_status(ND_OK, nd_close(out));
+}
+
+static void require_direct_output_here(void **state)
+{
+    tst_env *env = *state;
+    nd_handle out;
+    int32_t rc = nd_create_output(env->dir, "direct", ND_IO_REQUIRE_DIRECT, &out);
+    if (rc == ND_E_NOT_SUPPORTED) {
+        tst_loud_skip("ND_IO_REQUIRE_DIRECT output succeeding", "the test directory refuses O_DIRECT");
+        assert_status(0, nd_file_exists(env->dir, "direct"));
+        return;
+    }
+    assert_status(ND_OK, rc);
+    assert_status(ND_STRATEGY_DIRECT, nd_output_strategy(out));
+    uint8_t *data = tst_random_buffer(10007, 3000);
+    write_all(out, data, 10007, ODD_CHUNKS);
+    assert_status(ND_OK, nd_close(out));
+    check_on_disk(env, "direct", data, 10007);
+    free(data);
+}
+
+#ifndef _WIN32
+/* POSIX only (Linux mount namespaces): ramfs refuses O_DIRECT. */
+static int ramfs_outputs(const char *mnt, void *ctx)
+{
+    (void)ctx;
+    nd_handle dir, out;
+    if (nd_open_dir(mnt, 0, &dir) != ND_OK)
+        return 2;
+    int32_t rc = nd_create_output(dir, "req", ND_IO_REQUIRE_DIRECT, &out);
+    if (rc != ND_E_NOT_SUPPORTED) {
+        fprintf(stderr, "REQUIRE_DIRECT output on ramfs: %s\n", nd_status_name(rc));
+        return 3;
+    }
+    int leftover = nd_file_exists(dir, "req") != 0;
+    if (leftover) /* reported at the end: the fallback below is worth checking too */
+        fprintf(stderr, "a refused REQUIRE_DIRECT create left the file behind\n");
+    rc = nd_create_output(dir, "merge", ND_IO_MERGE, &out);
+    if (rc != ND_OK) {
+        fprintf(stderr, "MERGE output on ramfs: %s: %s\n", nd_status_name(rc), nd_last_error_message());
+        return 5;
+    }
+    if (nd_output_strategy(out) != ND_STRATEGY_DROP_BEHIND)
+        return 6;
+    uint8_t *data = tst_random_buffer(300001, 4000);
+    if (nd_write_bytes(out, data, 300001) != 300001 || nd_output_sync(out) != ND_OK ||
+        nd_write_bytes(out, data, 0) != 0 || nd_close(out) != ND_OK)
+        return 7;
+    if (tst_verify_input(dir, "merge", 0, data, 300001) != 0)
+        return 8;
+    /* and with OVERWRITE over an existing file */
+    rc = nd_create_output(dir, "merge", ND_IO_MERGE | ND_IO_OVERWRITE, &out);
+    if (rc != ND_OK) {
+        fprintf(stderr, "MERGE|OVERWRITE output on ramfs: %s\n", nd_status_name(rc));
+        return 9;
+    }
+    if (nd_write_bytes(out, data, 5) != 5 || nd_close(out) != ND_OK)
+        return 10;
+    if (tst_verify_input(dir, "merge", ND_IO_MMAP, data, 5) != 0)
+        return 11;
+    free(data);
+    nd_close(dir);
+    return leftover ? 4 : 0;
+}
+
+static void merge_falls_back_where_direct_is_refused(void **state)
+{
+    (void)state;
+    int rc = tst_with_private_mount("ramfs", NULL, ramfs_outputs, NULL);
+    if (rc == TST_NO_MOUNT) {
+        tst_loud_skip("ND_IO_MERGE / REQUIRE_DIRECT outputs where O_DIRECT is refused",
+                      "no private ramfs mount is possible here (needs root or user namespaces)");
+        skip();
+    }
+    assert_int_equal(rc, 0);
+}
+#endif
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(every_strategy_size_and_chunking, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(sync_then_more_writes, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(create_and_overwrite, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(refused_flags, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(calls_after_close, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(crc_of_known_vectors, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(require_direct_output_here, tst_setup, tst_teardown),
+#ifndef _WIN32
+        cmocka_unit_test(merge_falls_back_where_direct_is_refused),
+#endif
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,204 @@
+/*
+ * test_version_errors.c - versions, status names, and the thread's last
+ * error (message and OS error), which must never leak between threads.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support.h"
+
+static void abi_version_matches_header(void **state)
+{
+    (void)state;
+    assert_int_equal(nd_abi_version(), ND_ABI_VERSION);
+}
+
+static void version_is_major_minor_patch(void **state)
+{
+    (void)state;
+    const char *v = nd_version();
+    assert_non_null(v);
+    unsigned major, minor, patch;
+    char tail;
+    assert_int_equal(sscanf(v, "%u.%u.%u%c", &major, &minor, &patch, &tail), 3);
+    /* the SONAME is the ABI; the version's major follows the project, not the ABI */
+    assert_true(strlen(v) < 32);
+}
+
+static void every_status_has_its_name(void **state)
+{
+    (void)state;
+    static const struct {
+        int32_t code;
+        const char *name;
+    } codes[] = {
+        {ND_OK, "ND_OK"},
+        {ND_E_INVALID_ARGUMENT, "ND_E_INVALID_ARGUMENT"},
+        {ND_E_BAD_HANDLE, "ND_E_BAD_HANDLE"},
+        {ND_E_NOT_FOUND, "ND_E_NOT_FOUND"},
+        {ND_E_EXISTS, "ND_E_EXISTS"},
+        {ND_E_ACCESS, "ND_E_ACCESS"},
+        {ND_E_INVALID_NAME, "ND_E_INVALID_NAME"},
+        {ND_E_EOF, "ND_E_EOF"},
+        {ND_E_NO_SPACE, "ND_E_NO_SPACE"},
+        {ND_E_IO, "ND_E_IO"},
+        {ND_E_NOT_SUPPORTED, "ND_E_NOT_SUPPORTED"},
+        {ND_E_LOCKED, "ND_E_LOCKED"},
+        {ND_E_NO_MEMORY, "ND_E_NO_MEMORY"},
+        {ND_E_TOO_MANY_OPEN, "ND_E_TOO_MANY_OPEN"},
+        {ND_E_BUSY, "ND_E_BUSY"},
+    };
+    for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+        assert_string_equal(nd_status_name(codes[i].code), codes[i].name);
+    /* the frozen values themselves */
+    assert_int_equal(ND_E_TOO_MANY_OPEN, -13);
+    assert_int_equal(ND_E_LOCKED, -11);
+    assert_int_equal(ND_E_BUSY, -14);
+}
+
+static void unknown_status_is_named_not_null(void **state)
+{
+    (void)state;
+    const int32_t unknown[] = {1, 7, -15, -100, INT32_MIN, INT32_MAX};
+    for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++) {
+        const char *n = nd_status_name(unknown[i]);
+        assert_non_null(n);
+        assert_string_equal(n, "ND_E_UNKNOWN");
+    }
+}
+
+static void message_names_call_and_file(void **state)
+{
+    tst_env *env = *state;
+    nd_handle in;
+    assert_status(ND_E_NOT_FOUND, nd_open_input(env->dir, "missing_0.cfs", 0, &in));
+    assert_int_equal(in, 0); /* out-pointers are zeroed on failure */
+    assert_message_contains("nd_open_input");
+    assert_message_contains("missing_0.cfs");
+    assert_message_contains(env->dir_path);
+#ifndef _WIN32
+    /* errno values are POSIX's; Windows reports ERROR_FILE_NOT_FOUND (2) here, which
+     * happens to equal ENOENT, but the mapping is not something to assert across OSes */
+    assert_int_equal(nd_last_os_error(), ENOENT);
+#endif
+}
+
+static void library_failures_have_no_os_error(void **state)
+{
+    tst_env *env = *state;
+    nd_handle in;
+    assert_status(ND_E_INVALID_NAME, nd_open_input(env->dir, "..", 0, &in));
+    assert_int_equal(nd_last_os_error(), 0);
+    assert_message_contains("nd_open_input");
+    assert_status(ND_E_BAD_HANDLE, nd_close(0));
+    assert_int_equal(nd_last_os_error(), 0);
+    assert_message_contains("nd_close");
+}
+
+static void message_survives_successful_calls(void **state)
+{
+    tst_env *env = *state;
+    nd_handle in;
+    assert_status(ND_E_NOT_FOUND, nd_open_input(env->dir, "gone", 0, &in));
+    char before[1024];
+    snprintf(before, sizeof(before), "%s", nd_last_error_message());
+    /* a success does not clear the last failure: it describes the last *failure* */
+    assert_int_equal(nd_abi_version(), ND_ABI_VERSION);
+    int64_t need = nd_list(env->dir, NULL, 0);
+    assert_true(need >= 0);
+    assert_string_equal(nd_last_error_message(), before);
+}
+
+/* ---- thread-locality ---- */
+
+typedef struct {
+    tst_env *env;
+    pthread_barrier_t *barrier;
+    int which;
+    char message[1024];
+    int os_error;
+    int32_t status;
+    int fresh_ok;
+} err_thread;
+
+static void *fail_differently(void *arg)
+{
+    err_thread *t = arg;
+    /* a thread that has not failed yet sees no error, whatever others did */
+    t->fresh_ok = strcmp(nd_last_error_message(), "no error") == 0 && nd_last_os_error() == 0;
+    pthread_barrier_wait(t->barrier);
+    nd_handle h;
+    if (t->which == 0)
+        t->status = nd_open_input(t->env->dir, "absent-in-thread-0", 0, &h);
+    else
+        t->status = nd_open_input(t->env->dir, "a/b", 0, &h);
+    /* both threads have failed before either reads its message */
+    pthread_barrier_wait(t->barrier);
+    snprintf(t->message, sizeof(t->message), "%s", nd_last_error_message());
+    t->os_error = nd_last_os_error();
+    return NULL;
+}
+
+static void last_error_is_per_thread(void **state)
+{
+    tst_env *env = *state;
+    pthread_barrier_t barrier;
+    pthread_barrier_init(&barrier, NULL, 2);
+    err_thread t[2] = {{env, &barrier, 0, "", 0, 0, 0}, {env, &barrier, 1, "", 0, 0, 0}};
+    /* this thread's own failure must not show in the others */
+    nd_handle h;
+    assert_status(ND_E_BAD_HANDLE, nd_close(12345));
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, fail_differently, &t[i]), 0);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&barrier);
+    assert_true(t[0].fresh_ok);
+    assert_true(t[1].fresh_ok);
+    assert_int_equal(t[0].status, ND_E_NOT_FOUND);
+    assert_int_equal(t[1].status, ND_E_INVALID_NAME);
+    assert_non_null(strstr(t[0].message, "absent-in-thread-0"));
+    assert_null(strstr(t[0].message, "a/b"));
+    assert_non_null(strstr(t[1].message, "a/b"));
+    assert_null(strstr(t[1].message, "absent-in-thread-0"));
+    assert_int_not_equal(t[0].os_error, 0);
+    assert_int_equal(t[1].os_error, 0);
+    /* and ours is still ours */
+    assert_message_contains("nd_close");
+    assert_non_null(strstr(nd_last_error_message(), "12345"));
+    (void)h;
+}
+
+static void long_names_do_not_overflow_the_message(void **state)
+{
+    tst_env *env = *state;
+    char name[300];
+    memset(name, 'x', sizeof(name) - 1);
+    name[sizeof(name) - 1] = '\0';
+    nd_handle in;
+    assert_status(ND_E_INVALID_NAME, nd_open_input(env->dir, name, 0, &in));
+    const char *msg = nd_last_error_message();
+    assert_true(strlen(msg) < 1024);
+    assert_message_contains("255");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(abi_version_matches_header),
+        cmocka_unit_test(version_is_major_minor_patch),
+        cmocka_unit_test(every_status_has_its_name),
+        cmocka_unit_test(unknown_status_is_named_not_null),
+        cmocka_unit_test_setup_teardown(message_names_call_and_file, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(library_failures_have_no_os_error, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(message_survives_successful_calls, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(last_error_is_per_thread, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(long_names_do_not_overflow_the_message, tst_setup,
+                                        tst_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
