@@ -105,7 +105,8 @@ def markdown(suites, groups):
     out.append("Ratio = median / the median of the row named in *baseline*, measured in the "
                "same run (lower is better; a baseline row is the limit itself).")
     met = [r.get("met") for rows in groups.values() for r in rows if r.get("met") is not None]
-    out.append("Targets met: %d of %d." % (sum(1 for m in met if m), len(met)))
+    out.append("Targets met: %d of %d. In the chart: blue = the baseline (1x), green = target met, "
+               "red = target missed, grey = no target." % (sum(1 for m in met if m), len(met)))
     out.append("")
     for g, rows in groups.items():
         out.append("## %s" % g)
@@ -173,7 +174,9 @@ def chart(groups, path):
                     # colour: baseline blue, met green, missed red, informative grey
                     color = (0x3366cc if r.get("baseline") is None else
                              {True: 0x2e9d43, False: 0xd03030}.get(r.get("met"), 0x999999))
-                    fh.write("%d %.6g %d %s\n" % (k, v, color, gp_str(num(v, 2) + "x")))
+                    # the label sits at the bar's outer end, clear of the bar itself
+                    at = max(v, 1.0) if log else v
+                    fh.write("%d %.6g %d %s %.6g\n" % (k, v, color, gp_str(num(v, 2) + "x"), at))
             frac = (len(bars) + 3) / total
             script += ["set origin 0,%.5f" % (top - frac), "set size 1,%.5f" % frac,
                        "set title %s" % gp_str(g + ": ratio to baseline (lower is better)"
@@ -190,7 +193,7 @@ def chart(groups, path):
                 base = 0.0
             script += ["set arrow 1 from 1,graph 0 to 1,graph 1 nohead dt 2 lc rgb '#000000'",
                        "plot %s using (%g):1:(%g):2:($1-0.38):($1+0.38):3 with boxxyerror "
-                       "lc rgb variable, '' using 2:1:4 with labels left offset 0.5,0"
+                       "lc rgb variable, '' using 5:1:4 with labels left offset 0.5,0"
                        % (gp_str(data), base, base)]
             top -= frac
         script.append("unset multiplot")
