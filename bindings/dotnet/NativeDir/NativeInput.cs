@@ -68,7 +68,7 @@ namespace NativeDir
         public string Name { get; }
 
         /// <summary>The input's length in bytes (a slice's own length).</summary>
-        public long Length => _length;
+        public long Length => Volatile.Read(ref _disposed) == 0 ? _length : throw OnDisposed();
 
         /// <summary>How the input reads: buffered, mapped, direct or drop-behind.</summary>
         public IoStrategy Strategy
@@ -318,6 +318,9 @@ namespace NativeDir
             }
             return new NativeInput(s, Name, length);
         }
+
+        /// <summary>For tests: whether nd_close has run on this input's handle.</summary>
+        internal bool NativeReleased => _h.Released;
 
         private long Enter()
         {

@@ -48,8 +48,12 @@ namespace NativeDir
 
         internal void Exit() => DangerousRelease();
 
+        /// <summary>Whether nd_close has run (for tests).</summary>
+        internal bool Released { get; private set; }
+
         protected override bool ReleaseHandle()
         {
+            Released = true;
             CloseStatus = Native.nd_close(_value);
             return true;
         }

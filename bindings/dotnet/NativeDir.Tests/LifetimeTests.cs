@@ -1,0 +1,203 @@
+using System;
+using System.IO;
+using System.Threading;
+using Xunit;
+
+namespace NativeDir.Tests
+{
+    /// <summary>Dispose, use after dispose, clones across threads, and a reader racing Dispose:
+    /// every outcome is a value or a managed exception, never a crash.</summary>
+    public class LifetimeTests : IDisposable
+    {
+        private const int Size = 1 << 20;
+        private readonly TempDir _tmp = new();
+        private readonly NativeDirectory _dir;
+        private readonly byte[] _data = Data.Make(Size, seed: 11);
+
+        public LifetimeTests()
+        {
+            File.WriteAllBytes(_tmp.File("data"), _data);
+            _dir = NativeDirectory.Open(_tmp.Path);
+        }
+
+        public void Dispose()
+        {
+            _dir.Dispose();
+            _tmp.Dispose();
+        }
+
+        [Theory]
+        [InlineData(IoOptions.None)]
+        [InlineData(IoOptions.Mapped)]
+        public void UseAfterDisposeThrowsObjectDisposed(IoOptions options)
+        {
+            NativeInput input = _dir.OpenInput("data", options);
+            Assert.Equal(_data[0], input.ReadByte()); // a window is cached now
+            input.Dispose();
+            Assert.True(input.NativeReleased);
+            input.Dispose();
+            Assert.Throws<ObjectDisposedException>(() => input.ReadByte());
+            Assert.Throws<ObjectDisposedException>(() => input.ReadBytes(new byte[4]));
+            Assert.Throws<ObjectDisposedException>(() => input.ReadBytes(0, new byte[4]));
+            Assert.Throws<ObjectDisposedException>(() => input.GetWindow(0));
+            Assert.Throws<ObjectDisposedException>(() => input.Seek(0));
+            Assert.Throws<ObjectDisposedException>(() => input.Clone());
+            Assert.Throws<ObjectDisposedException>(() => input.Slice(0, 1));
+            Assert.Throws<ObjectDisposedException>(() => input.Length);
+            Assert.Throws<ObjectDisposedException>(() => input.Strategy);
+        }
+
+        [Fact]
+        public void DisposeWithoutAnyReadClosesAtOnce()
+        {
+            NativeInput input = _dir.OpenInput("data");
+            input.ReadBytes(0, new byte[8]);
+            input.Dispose();
+            Assert.True(input.NativeReleased);
+        }
+
+        [Fact]
+        public void DisposeOnAnotherThreadIsCompletedByTheReadersNextCall()
+        {
+            NativeInput input = _dir.OpenInput("data", IoOptions.Mapped);
+            Assert.Equal(_data[0], input.ReadByte()); // this thread holds the window lease
+            OnAnotherThread(input.Dispose);
+            // the mapping stays until this thread lets go of its window
+            Assert.False(input.NativeReleased);
+            Assert.Throws<ObjectDisposedException>(() => input.ReadByte());
+            Assert.True(input.NativeReleased);
+        }
+
+        [Fact]
+        public void AbandonedLeaseIsReleasedByTheFinalizer()
+        {
+            WeakReference released = AbandonAfterForeignDispose();
+            for (int i = 0; i < 10 && released.IsAlive; i++)
+            {
+                GC.Collect();
+                GC.WaitForPendingFinalizers();
+            }
+            Assert.False(released.IsAlive);
+        }
+
+        private WeakReference AbandonAfterForeignDispose()
+        {
+            NativeInput input = _dir.OpenInput("data", IoOptions.Mapped);
+            input.ReadByte();
+            OnAnotherThread(input.Dispose);
+            Assert.False(input.NativeReleased);
+            return new WeakReference(input);
+        }
+
+        [Theory]
+        [InlineData(IoOptions.None)]
+        [InlineData(IoOptions.Mapped)]
+        [InlineData(IoOptions.Merge)]
+        public void ConcurrentReadsThroughClones(IoOptions options)
+        {
+            using NativeInput input = _dir.OpenInput("data", options);
+            const int threads = 4;
+            var threadsRun = new Thread[threads];
+            Exception? failure = null;
+            for (int t = 0; t < threads; t++)
+            {
+                int seed = t;
+                threadsRun[t] = new Thread(() =>
+                {
+                  try
+                  {
+                    using NativeInput clone = input.Clone();
+                    var rnd = new Random(seed);
+                    var buf = new byte[64];
+                    for (int round = 0; round < 2; round++)
+                    {
+                        clone.Seek(0);
+                        for (int i = 0; i < Size; i++)
+                            if (clone.ReadByte() != _data[i])
+                                throw new Exception($"clone {seed}: byte {i}");
+                        for (int i = 0; i < 2000; i++)
+                        {
+                            int off = rnd.Next(Size - 64);
+                            // positional reads on the shared input are thread-safe too
+                            input.ReadBytes(off, buf);
+                            if (!buf.AsSpan().SequenceEqual(_data.AsSpan(off, 64)))
+                                throw new Exception($"shared input at {off}");
+                        }
+                    }
+                  }
+                  catch (Exception e)
+                  {
+                      failure = e;
+                  }
+                });
+                threadsRun[t].Start();
+            }
+            foreach (Thread th in threadsRun)
+                th.Join();
+            Assert.Null(failure);
+        }
+
+        [Theory]
+        [InlineData(IoOptions.None)]
+        [InlineData(IoOptions.Mapped)]
+        public void ReaderRacingDisposeNeverCrashes(IoOptions options)
+        {
+            int disposedSeen = 0, completed = 0;
+            for (int round = 0; round < 60; round++)
+            {
+                NativeInput input = _dir.OpenInput("data", options);
+                using var started = new ManualResetEventSlim();
+                int mode = round % 3;
+                var reader = new Thread(() =>
+                {
+                    var buf = new byte[256];
+                    try
+                    {
+                        started.Set();
+                        long sum = 0;
+                        for (int pass = 0; pass < 50; pass++)
+                        {
+                            input.Seek(0);
+                            for (int i = 0; i < Size; i++)
+                            {
+                                sum += mode switch
+                                {
+                                    0 => input.ReadByte(),
+                                    1 => input.GetWindow(i)[0],
+                                    _ => ReadPositional(input, i, buf),
+                                };
+                            }
+                        }
+                        Interlocked.Increment(ref completed);
+                        GC.KeepAlive(sum);
+                    }
+                    catch (ObjectDisposedException)
+                    {
+                        Interlocked.Increment(ref disposedSeen);
+                    }
+                });
+                reader.Start();
+                started.Wait();
+                Thread.SpinWait(round * 500);
+                input.Dispose();
+                Assert.True(reader.Join(TimeSpan.FromSeconds(30)), "the reader did not stop");
+                Assert.True(input.NativeReleased, $"round {round}: the native handle was never closed");
+            }
+            Assert.True(disposedSeen > 0, "no reader ever observed the dispose");
+            Assert.Equal(60, disposedSeen + completed);
+        }
+
+        private static void OnAnotherThread(Action action)
+        {
+            var t = new Thread(() => action());
+            t.Start();
+            t.Join();
+        }
+
+        private static byte ReadPositional(NativeInput input, int i, byte[] buf)
+        {
+            input.ReadBytes(i, buf.AsSpan(0, 1));
+            return buf[0];
+        }
+    }
+}

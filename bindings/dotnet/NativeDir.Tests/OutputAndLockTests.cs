@@ -1,0 +1,98 @@
+using System;
+using System.IO;
+using Xunit;
+
+namespace NativeDir.Tests
+{
+    public class OutputAndLockTests : IDisposable
+    {
+        private readonly TempDir _tmp = new();
+        private readonly NativeDirectory _dir;
+
+        public OutputAndLockTests() => _dir = NativeDirectory.Open(_tmp.Path);
+
+        public void Dispose()
+        {
+            _dir.Dispose();
+            _tmp.Dispose();
+        }
+
+        [Theory]
+        [InlineData(IoOptions.None, IoStrategy.Buffered)]
+        [InlineData(IoOptions.Merge, IoStrategy.Direct)]
+        public void WritesBytesSpansAndChecksums(IoOptions options, IoStrategy strategy)
+        {
+            byte[] big = Data.Make(100_000, seed: 3);
+            var expected = new MemoryStream();
+            using (NativeOutput o = _dir.CreateOutput("out", options))
+            {
+                Assert.Equal(strategy, o.Strategy);
+                for (int i = 0; i < 10_000; i++)
+                {
+                    o.WriteByte((byte)i);
+                    expected.WriteByte((byte)i);
+                }
+                o.Write(big); // bigger than the managed buffer: goes straight through
+                expected.Write(big);
+                o.Write(big.AsMemory(5, 3000));
+                expected.Write(big, 5, 3000);
+                Assert.Equal(expected.Length, o.Position);
+                Assert.Equal(Data.Crc32(expected.ToArray()), o.Checksum);
+                o.WriteByte(42);
+                expected.WriteByte(42);
+                o.Sync();
+                Assert.Equal(Data.Crc32(expected.ToArray()), o.Checksum);
+            }
+            Assert.Equal(expected.ToArray(), File.ReadAllBytes(_tmp.File("out")));
+            Assert.Equal(expected.Length, _dir.FileLength("out"));
+        }
+
+        [Fact]
+        public void CreateOverExistingFileNeedsOverwrite()
+        {
+            File.WriteAllBytes(_tmp.File("f"), new byte[] { 9, 9, 9 });
+            var e = Assert.Throws<NativeDirException>(() => _dir.CreateOutput("f"));
+            Assert.Equal(-4, e.Status); // ND_E_EXISTS
+            Assert.Equal("ND_E_EXISTS", e.StatusName);
+            Assert.Equal(17, e.OsError); // EEXIST
+            Assert.Equal(17, e.HResult);
+            Assert.IsAssignableFrom<IOException>(e);
+            using (NativeOutput o = _dir.CreateOutput("f", IoOptions.Overwrite))
+                o.WriteByte(1);
+            Assert.Equal(new byte[] { 1 }, File.ReadAllBytes(_tmp.File("f")));
+        }
+
+        [Fact]
+        public void OutputUseAfterDisposeAndDoubleDispose()
+        {
+            NativeOutput o = _dir.CreateOutput("f");
+            o.WriteByte(5);
+            o.Dispose();
+            o.Dispose();
+            Assert.Throws<ObjectDisposedException>(() => o.Write(new byte[20_000]));
+            Assert.Throws<ObjectDisposedException>(() => o.Flush());
+            Assert.Throws<ObjectDisposedException>(() => o.Sync());
+            Assert.Throws<ObjectDisposedException>(() => _ = o.Checksum);
+            Assert.Throws<ObjectDisposedException>(() => _ = o.Strategy);
+            Assert.Equal(new byte[] { 5 }, File.ReadAllBytes(_tmp.File("f")));
+        }
+
+        [Fact]
+        public void LockExcludesUntilDisposed()
+        {
+            NativeLock l = _dir.Lock("write.lock");
+            Assert.True(l.IsHeld);
+            Assert.Equal("write.lock", l.Name);
+            var e = Assert.Throws<NativeDirLockedException>(() => _dir.Lock("write.lock"));
+            Assert.Equal(-11, e.Status);
+            Assert.IsAssignableFrom<IOException>(e);
+            using (var other = NativeDirectory.Open(_tmp.Path))
+                Assert.Throws<NativeDirLockedException>(() => other.Lock("write.lock"));
+            l.Dispose();
+            l.Dispose();
+            Assert.False(l.IsHeld);
+            using NativeLock again = _dir.Lock("write.lock");
+            Assert.True(File.Exists(_tmp.File("write.lock")));
+        }
+    }
+}

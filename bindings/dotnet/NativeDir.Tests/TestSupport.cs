@@ -1,0 +1,56 @@
+using System;
+using System.IO;
+
+namespace NativeDir.Tests
+{
+    /// <summary>A fresh directory under the system's temp folder, deleted afterwards.</summary>
+    internal sealed class TempDir : IDisposable
+    {
+        public TempDir(string? root = null)
+        {
+            Path = System.IO.Path.Combine(root ?? System.IO.Path.GetTempPath(),
+                "nd-dotnet-" + Guid.NewGuid().ToString("N"));
+            Directory.CreateDirectory(Path);
+        }
+
+        public string Path { get; }
+
+        public string File(string name) => System.IO.Path.Combine(Path, name);
+
+        public void Dispose()
+        {
+            try
+            {
+                Directory.Delete(Path, recursive: true);
+            }
+            catch (IOException)
+            {
+                // a test that failed may still hold files open; the OS cleans temp
+            }
+        }
+    }
+
+    internal static class Data
+    {
+        /// <summary>Deterministic, position-dependent bytes, so a read at the wrong offset shows.</summary>
+        public static byte[] Make(int length, int seed = 1)
+        {
+            var data = new byte[length];
+            new Random(seed).NextBytes(data);
+            return data;
+        }
+
+        /// <summary>Reference CRC-32 (zlib's polynomial), bit by bit.</summary>
+        public static uint Crc32(ReadOnlySpan<byte> bytes)
+        {
+            uint crc = 0xFFFFFFFFu;
+            foreach (byte b in bytes)
+            {
+                crc ^= b;
+                for (int k = 0; k < 8; k++)
+                    crc = (crc & 1) != 0 ? (crc >> 1) ^ 0xEDB88320u : crc >> 1;
+            }
+            return ~crc;
+        }
+    }
+}
