@@ -231,6 +231,19 @@ int main(int argc, char **argv)
         else
             usage();
     }
+    if (only != NULL) {
+        static const char *known[] = {"Write", "ReadSequential", "ReadByteSequential",
+                                      "ReadRandom", "ConcurrentCloneReads", "BufferSweep"};
+        char list[512];
+        snprintf(list, sizeof(list), "%s", only);
+        for (char *save, *g = strtok_r(list, ",", &save); g; g = strtok_r(NULL, ",", &save)) {
+            size_t k = 0;
+            while (k < 6 && strcmp(g, known[k]) != 0)
+                k++;
+            if (k == 6)
+                die("--only: unknown group '%s'", g);
+        }
+    }
     if (quick) {
         size_mib = explicit_size ? size_mib : 4;
         runs = explicit_runs ? runs : 3;
@@ -255,6 +268,9 @@ int main(int argc, char **argv)
         die("open %s: %s", b->work, strerror(errno));
     atexit(cleanup);
     prepare(b);
+    /* every workload reads and writes whole chunks, O_DIRECT ones included */
+    if (b->chunk % b->dio_align != 0 || b->size % (int64_t)b->chunk != 0)
+        die("--chunk-kib must be a multiple of %u bytes and divide the file size", b->dio_align);
     if (strcmp(b->fs_type, "tmpfs") == 0)
         fprintf(stderr, "\nnd_bench: WARNING: %s is on tmpfs: no direct I/O, no device, and the "
                         "page-cache figures mean nothing. Use --dir on a real disk.\n\n",
