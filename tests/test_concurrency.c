@@ -128,8 +128,9 @@ static void *read_shared(void *arg)
     uint64_t x = (uint64_t)(uintptr_t)r;
     int closed_seen = 0;
     atomic_fetch_add(r->started, 1);
-    /* keep going well past the close: every later call must fail cleanly */
-    for (int i = 0; i < 200000 && (r->bad_handle < 2000); i++) {
+    /* read until the close is seen, then well past it: every later call must fail
+     * cleanly (the cap only keeps a broken close from hanging the suite) */
+    for (long i = 0; i < 50000000L && r->bad_handle < 2000; i++) {
         x = x * 6364136223846793005ull + 1442695040888963407ull;
         int64_t pos = (int64_t)((x >> 33) % (FILE_LEN - sizeof(buf)));
         int64_t n = 1 + (int64_t)((x >> 17) % sizeof(buf));
@@ -273,6 +274,8 @@ enum { WRITERS = 4, CHUNK = 1000, CHUNKS_EACH = 300 };
 typedef struct {
     nd_handle out;
     int id;
+    int until_closed; /* write until the handle is closed instead of CHUNKS_EACH times */
+    atomic_int *started;
     long written, bad_handle, other;
 } writer;
 
@@ -281,7 +284,9 @@ static void *write_chunks(void *arg)
     writer *w = arg;
     uint8_t chunk[CHUNK];
     memset(chunk, 'A' + w->id, sizeof(chunk));
-    for (int i = 0; i < CHUNKS_EACH; i++) {
+    if (w->started != NULL)
+        atomic_fetch_add(w->started, 1);
+    for (long i = 0; w->until_closed ? (w->bad_handle < 50 && i < 2000000L) : i < CHUNKS_EACH; i++) {
         int64_t rc = nd_write_bytes(w->out, chunk, CHUNK);
         if (rc == CHUNK)
             w->written += CHUNK;
@@ -322,7 +327,7 @@ static void writers_share_one_output(void **state)
         writer w[WRITERS];
         pthread_t th[WRITERS];
         for (int i = 0; i < WRITERS; i++) {
-            w[i] = (writer){out, i, 0, 0, 0};
+            w[i] = (writer){out, i, 0, NULL, 0, 0, 0};
             assert_int_equal(pthread_create(&th[i], NULL, write_chunks, &w[i]), 0);
         }
         for (int i = 0; i < WRITERS; i++)
@@ -339,24 +344,29 @@ static void output_closed_under_writers(void **state)
 {
     tst_env *env = *state;
     const uint32_t flags[] = {0, ND_IO_MERGE};
-    for (size_t f = 0; f < 2; f++) {
+    /* repeated: a writer blocked on the output's lock while close runs is the window */
+    for (size_t f = 0; f < 2 * 8; f++) {
         nd_handle out;
         char name[16];
         snprintf(name, sizeof(name), "c%zu", f);
-        assert_status(ND_OK, nd_create_output(env->dir, name, flags[f], &out));
+        assert_status(ND_OK, nd_create_output(env->dir, name, flags[f % 2], &out));
         writer w[WRITERS];
         pthread_t th[WRITERS];
+        atomic_int started = 0;
         for (int i = 0; i < WRITERS; i++) {
-            w[i] = (writer){out, i, 0, 0, 0};
+            w[i] = (writer){out, i, 1, &started, 0, 0, 0};
             assert_int_equal(pthread_create(&th[i], NULL, write_chunks, &w[i]), 0);
         }
-        for (volatile int spin = 0; spin < 100000; spin++)
+        while (atomic_load(&started) < WRITERS)
+            ;
+        for (volatile int spin = 0; spin < (int)f * 5000; spin++)
             ;
         assert_status(ND_OK, nd_close(out));
         long written = 0;
         for (int i = 0; i < WRITERS; i++) {
             pthread_join(th[i], NULL);
             assert_int_equal(w[i].other, 0);
+            assert_true(w[i].bad_handle > 0);
             written += w[i].written;
         }
         /* every write that reported success is in the file, and nothing else */
