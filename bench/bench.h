@@ -26,6 +26,7 @@ typedef struct {
     int quick;
     const char *dir;      /* parent of the scratch directory */
     const char *out_dir;  /* where c.json goes */
+    char command[1024];   /* this run's command line, for the report */
 
     char work[4096];      /* the scratch directory (created, removed at exit) */
     int work_fd;          /* O_DIRECTORY descriptor of it, for raw baselines */

@@ -202,6 +202,9 @@ int main(int argc, char **argv)
                                                               : ND_BENCH_DEFAULT_DIR;
     b->out_dir = getenv("ND_BENCH_OUT") && *getenv("ND_BENCH_OUT") ? getenv("ND_BENCH_OUT")
                                                                   : ND_BENCH_DEFAULT_OUT;
+    for (int i = 0, n = 0; i < argc && n < (int)sizeof(b->command); i++)
+        n += snprintf(b->command + n, sizeof(b->command) - (size_t)n, "%s%s", i ? " " : "",
+                      i ? argv[i] : "nd_bench");
     int explicit_size = 0, explicit_runs = 0, explicit_random = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;

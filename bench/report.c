@@ -205,6 +205,8 @@ int bench_write_json(const bench *b, const char *path)
     json_str(f, host);
     fprintf(f, ", \"date\": \"%s\", \"runs\": %d, \"fs\": ", date, b->runs);
     json_str(f, b->fs_type);
+    fprintf(f, ", \"command\": ");
+    json_str(f, b->command);
     fprintf(f, ", \"dio_align\": %u, \"loadavg\": ", b->dio_align);
     json_num(f, load[0]);
     fputs(",\n \"results\": [\n", f);

@@ -97,10 +97,11 @@ def extras(r, shared_note=None):
 def markdown(suites, groups):
     out = ["# nativedir benchmark results", ""]
     for s in suites:
-        out.append("- `%s`: %s MiB file, %s, %s%s" % (
+        out.append("- `%s`: %s MiB file, %s, %s%s%s" % (
             s["suite"], s.get("file_mib", "?"), s.get("host", "unknown host"),
             s.get("date", "unknown date"),
-            "" if s.get("loadavg") is None else ", load average %.2f" % s["loadavg"]))
+            "" if s.get("loadavg") is None else ", load average %.2f" % s["loadavg"],
+            "" if not s.get("command") else ", command `%s`" % s["command"]))
     out.append("")
     out.append("Ratio = median / the median of the row named in *baseline*, measured in the "
                "same run (lower is better; a baseline row is the limit itself).")
