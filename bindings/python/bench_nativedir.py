@@ -57,6 +57,7 @@ class Bench:
         self.args = args
         self.size = args.size_mib * MIB
         self.rows: List[dict] = []
+        self.load_start = round(os.getloadavg()[0], 2)
         self.dir = args.dir
         self.path = str(self.dir / DATA)
         self.nd = nativedir.Directory(self.dir, create=True)
@@ -99,6 +100,8 @@ class Bench:
         if baseline is not None:
             ratio = med / statistics.median(times[baseline])
             r["ratio"] = round(ratio, 4)
+            # the same ratio taken round by round: robust to load that drifts during a run
+            r["paired_ratio"] = round(statistics.median(a / b for a, b in zip(t, times[baseline])), 4)
             if target is not None:
                 op, limit = target.split()
                 r["met"] = ratio <= float(limit) if op == "<=" else ratio < float(limit)
@@ -333,6 +336,8 @@ class Bench:
                "host": f"{u.sysname} {u.release} {u.machine}",
                "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                "python": sys.version.split()[0], "library": nativedir.library_version(),
+               "cpus": os.cpu_count(), "loadavg_start": self.load_start,
+               "loadavg_end": round(os.getloadavg()[0], 2),
                "results": self.rows}
         self.args.out.mkdir(parents=True, exist_ok=True)
         path = self.args.out / "python.json"
@@ -398,11 +403,15 @@ def main(argv: Optional[List[str]] = None) -> int:
         if created:
             args.dir.rmdir()
     path = b.write_json()
-    print(f"\n{'group':<22} {'name':<58} {'median ms':>10} {'ratio':>7}  target")
+    print(f"\n{'group':<22} {'name':<56} {'median ms':>10} {'ratio':>7} {'paired':>7}  target")
     for r in b.rows:
         ratio = f"{r['ratio']:.3f}" if r["ratio"] is not None else ""
+        paired = f"{r['paired_ratio']:.3f}" if r.get("paired_ratio") is not None else ""
         target = f"{r['target']} {'met' if r['met'] else 'NOT met'}" if r["target"] else ""
-        print(f"{r['group']:<22} {r['name']:<58} {r['median']:>10.3f} {ratio:>7}  {target}")
+        print(f"{r['group']:<22} {r['name']:<56} {r['median']:>10.3f} {ratio:>7} {paired:>7}  {target}")
+    load = os.getloadavg()[0]
+    print(f"load average {b.load_start} at start, {load:.2f} at end on {os.cpu_count()} CPUs"
+          + ("  (busy machine: ratios are noisy)" if max(load, b.load_start) > (os.cpu_count() or 1) else ""))
     print(f"\nresults: {path}")
     return 0
 
