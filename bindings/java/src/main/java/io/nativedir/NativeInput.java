@@ -17,17 +17,18 @@ import java.util.Objects;
  * {@link #readByte}, {@code read(dst)}) belongs to one thread at a time: give each thread its own
  * {@link #clone()}, which is cheap and shares the open file (and its mapping).
  *
- * <p>The cursor lives on the Java side, so reading a byte is a plain array or buffer load: for a
- * mapped input it reads a ByteBuffer over the library's window into the mapping; otherwise it
- * reads a buffer this object owns, refilled by one native read per buffer. (The library's own
- * cursor buffer is not used from Java: a close racing with a read could free it, and a Java
- * buffer cannot be.)
+ * <p>The cursor lives on the Java side, so reading a byte is one load from a direct ByteBuffer,
+ * with no native call: for a mapped input, a buffer over the library's window into the mapping;
+ * otherwise a buffer this object owns, refilled by one native read per buffer. (The library's own
+ * cursor buffer is not used from Java: a close racing with a read could free it, and a buffer
+ * owned by the JVM cannot be freed under a reader.)
  *
  * <p>After {@link #close()}, every method but {@code close} throws {@link IllegalStateException};
  * closing twice is harmless. Buffers from {@link #mappedBuffer()} stay readable after close (see
  * there).
  */
-public final class NativeInput implements Closeable, Cloneable {
+public abstract sealed class NativeInput implements Closeable, Cloneable
+    permits NativeInput.Mapped, NativeInput.Buffered {
   private static final VarHandle HANDLE;
 
   static {
@@ -45,17 +46,17 @@ public final class NativeInput implements Closeable, Cloneable {
   private final Mapping mapping; // null unless the input is mapped
   private final long base; // file offset of this input's byte 0 (slices)
 
-  private long pos;
-  // buffered inputs: bytes [bufStart, bufStart + bufLen) of this input
-  private byte[] buf;
-  private long bufStart;
-  private int bufLen;
-  // mapped inputs: bytes [winStart, winStart + winLen) of this input, a view of the mapping
-  private ByteBuffer win;
+  // The cursor is winStart + win.position(): win is a view of the bytes around it, either of
+  // the mapping or of buf. Reading a byte is then exactly MappedByteBuffer.get()'s work. An
+  // empty window (at winStart) means "nothing loaded yet".
+  // Every window is a direct buffer, mapped or not, so the JIT sees one receiver type at
+  // win.get() and inlines it (a heap window beside a mapped one made readByte 4-5x slower).
+  private static final ByteBuffer EMPTY = ByteBuffer.allocateDirect(0);
+  ByteBuffer win = EMPTY; // package-private: read by the two readByte implementations
   private long winStart;
-  private int winLen;
+  private ByteBuffer buf; // buffered inputs: our own bytes, refilled by one native read
 
-  private NativeInput(long handle, String name, long length, int bufferSize, Mapping mapping,
+  NativeInput(long handle, String name, long length, int bufferSize, Mapping mapping,
       long base) {
     this.handle = handle;
     this.name = name;
@@ -71,7 +72,7 @@ public final class NativeInput implements Closeable, Cloneable {
       long length = nativedir.nd_input_length(h);
       boolean mapped = nativedir.nd_input_strategy(h) == nativedir.ND_STRATEGY_MAPPED;
       Mapping mapping = mapped ? Mapping.of(h, length) : null;
-      return new NativeInput(h, name, length, bufferSizeFor(flags), mapping, 0);
+      return make(h, name, length, bufferSizeFor(flags), mapping, 0);
     } catch (IOException | RuntimeException | Error e) {
       closeQuietly(h, e);
       throw e;
@@ -188,7 +189,7 @@ public final class NativeInput implements Closeable, Cloneable {
   /** The cursor's position. */
   public long position() {
     handle();
-    return pos;
+    return winStart + win.position();
   }
 
   /** Moves the cursor to {@code position} (0 to length). */
@@ -201,82 +202,114 @@ public final class NativeInput implements Closeable, Cloneable {
       throw new EOFException("seek: position " + position + " is past the end of '" + name
           + "' (" + length + " bytes)");
     }
-    pos = position;
+    moveTo(position);
+  }
+
+  private void moveTo(long p) {
+    long rel = p - winStart;
+    ByteBuffer w = win;
+    if (rel >= 0 && rel <= w.limit()) {
+      w.position((int) rel); // inside the window: keep it
+    } else {
+      win = EMPTY;
+      winStart = p;
+    }
   }
 
   /** The byte at the cursor; advances it. EOFException at the end. */
-  public byte readByte() throws IOException {
-    long p = pos;
-    if (mapping != null) {
-      long rel = p - winStart;
-      if (rel >= 0 && rel < winLen) {
-        pos = p + 1;
-        return win.get((int) rel);
-      }
-    } else {
-      long rel = p - bufStart;
-      if (rel >= 0 && rel < bufLen) {
-        pos = p + 1;
-        return buf[(int) rel];
-      }
+  public abstract byte readByte() throws IOException;
+
+  /*
+   * readByte is written twice, once per kind of input, on purpose: the JIT keeps one profile per
+   * method, and a buffered input leaves its window every few KiB while a mapped one almost never
+   * does. Sharing one method made the rare branch look common for mapped inputs too, which kept a
+   * call inside every byte loop and made mapped readByte 3-4x slower.
+   */
+  static final class Mapped extends NativeInput {
+    Mapped(long handle, String name, long length, int bufferSize, Mapping mapping, long base) {
+      super(handle, name, length, bufferSize, mapping, base);
     }
-    return readByteSlow();
+
+    @Override
+    public byte readByte() throws IOException {
+      ByteBuffer w = win;
+      if (w.hasRemaining()) {
+        return w.get();
+      }
+      return readByteSlow();
+    }
   }
 
-  private byte readByteSlow() throws IOException {
+  static final class Buffered extends NativeInput {
+    Buffered(long handle, String name, long length, int bufferSize, long base) {
+      super(handle, name, length, bufferSize, null, base);
+    }
+
+    @Override
+    public byte readByte() throws IOException {
+      ByteBuffer w = win;
+      if (w.hasRemaining()) {
+        return w.get();
+      }
+      return readByteSlow();
+    }
+  }
+
+  private static NativeInput make(long h, String name, long length, int bufferSize,
+      Mapping mapping, long base) {
+    return mapping != null ? new Mapped(h, name, length, bufferSize, mapping, base)
+                           : new Buffered(h, name, length, bufferSize, base);
+  }
+
+  final byte readByteSlow() throws IOException {
     handle();
-    long p = pos;
+    long p = winStart + win.position();
     if (p >= length) {
       throw new EOFException("readByte: at the end of '" + name + "' (" + length + " bytes)");
     }
+    load(p);
+    return win.get();
+  }
+
+  /** Makes the window start at p (< length). */
+  private void load(long p) throws IOException {
     if (mapping != null) {
-      moveWindow(p);
-      pos = p + 1;
-      return win.get(0);
+      win = mapping.window(base + p, base + length);
+      winStart = p;
+      return;
     }
-    fill(p);
-    pos = p + 1;
-    return buf[0];
-  }
-
-  private void moveWindow(long p) {
-    win = mapping.window(base + p, base + length);
-    winStart = p;
-    winLen = win.capacity();
-  }
-
-  private void fill(long p) throws IOException {
     if (buf == null) {
-      buf = new byte[(int) Math.max(1, Math.min(bufferSize, length))];
+      buf = ByteBuffer.allocateDirect((int) Math.max(1, Math.min(bufferSize, length)));
     }
-    int n = (int) Math.min(buf.length, length - p);
-    bufLen = 0; // a failed read leaves nothing stale behind
-    nativedir.nd_read_into_array(handle(), p, buf, 0, n);
-    bufStart = p;
-    bufLen = n;
+    int n = (int) Math.min(buf.capacity(), length - p);
+    win = EMPTY; // a failed read leaves nothing stale behind
+    winStart = p;
+    nativedir.nd_read_into_buffer(handle(), p, buf, 0, n);
+    buf.clear().limit(n);
+    win = buf;
   }
 
   /** Reads exactly {@code len} bytes at the cursor; on EOFException the cursor does not move. */
   public void read(byte[] dst, int off, int len) throws IOException {
     Objects.checkFromIndexSize(off, len, dst.length);
     handle();
-    long p = pos;
+    long p = winStart + win.position();
     checkRange(p, len);
     if (mapping != null) {
       mapping.copy(base + p, dst, off, len);
-      pos = p + len;
+      moveTo(p + len);
       return;
     }
-    int done = fromBuffer(p, dst, off, len);
-    p += done;
+    int done = Math.min(len, win.remaining());
+    win.get(dst, off, done);
     int left = len - done;
     if (left >= bufferSize) {
-      nativedir.nd_read_into_array(handle(), p, dst, off + done, left); // big: skip the buffer
+      nativedir.nd_read_into_array(handle(), p + done, dst, off + done, left); // big: skip buf
+      moveTo(p + len);
     } else if (left > 0) {
-      fill(p);
-      System.arraycopy(buf, 0, dst, off + done, left);
+      load(p + done);
+      win.get(dst, off + done, left);
     }
-    pos = p + left;
   }
 
   /** Reads exactly {@code dst.length} bytes at the cursor. */
@@ -290,38 +323,28 @@ public final class NativeInput implements Closeable, Cloneable {
       throw new ReadOnlyBufferException();
     }
     handle();
-    long p = pos;
+    long p = winStart + win.position();
     int len = dst.remaining();
     checkRange(p, len);
     if (mapping != null) {
       mapping.copy(base + p, dst, len);
-      pos = p + len;
+      moveTo(p + len);
       return;
     }
-    int done = 0;
-    long rel = p - bufStart;
-    if (rel >= 0 && rel < bufLen) {
-      done = (int) Math.min(len, bufLen - rel);
-      dst.put(buf, (int) rel, done);
-    }
+    int done = Math.min(len, win.remaining());
+    dst.put(dst.position(), win, win.position(), done);
+    dst.position(dst.position() + done);
+    win.position(win.position() + done);
     int left = len - done;
     if (left >= bufferSize) {
-      read(p + done, dst);
+      read(p + done, dst); // big: skip buf
+      moveTo(p + len);
     } else if (left > 0) {
-      fill(p + done);
-      dst.put(buf, 0, left);
+      load(p + done);
+      dst.put(dst.position(), win, 0, left);
+      dst.position(dst.position() + left);
+      win.position(left);
     }
-    pos = p + len;
-  }
-
-  private int fromBuffer(long p, byte[] dst, int off, int len) {
-    long rel = p - bufStart;
-    if (rel < 0 || rel >= bufLen) {
-      return 0;
-    }
-    int n = (int) Math.min(len, bufLen - rel);
-    System.arraycopy(buf, (int) rel, dst, off, n);
-    return n;
   }
 
   // ---- views ----
@@ -334,7 +357,7 @@ public final class NativeInput implements Closeable, Cloneable {
   public NativeInput clone() {
     try {
       long h = nativedir.nd_input_clone(handle());
-      return new NativeInput(h, name, length, bufferSize, mapping, base);
+      return make(h, name, length, bufferSize, mapping, base);
     } catch (IOException e) {
       throw new java.io.UncheckedIOException(e);
     }
@@ -346,7 +369,7 @@ public final class NativeInput implements Closeable, Cloneable {
    */
   public NativeInput slice(long offset, long len) throws IOException {
     long h = nativedir.nd_input_slice(handle(), offset, len);
-    return new NativeInput(h, name, len, bufferSize, mapping, base + offset);
+    return make(h, name, len, bufferSize, mapping, base + offset);
   }
 
   /**
@@ -393,10 +416,9 @@ public final class NativeInput implements Closeable, Cloneable {
     if (h == 0) {
       return;
     }
-    // the fast paths of readByte skip the closed check: empty them so they fall into it (the
-    // buffers themselves stay: a racing reader must find memory, not null)
-    winLen = 0;
-    bufLen = 0;
+    // the fast path of readByte skips the closed check: an empty window sends it there (a
+    // racing reader still holds the old window, whose memory stays valid)
+    win = EMPTY;
     nativedir.nd_close(h);
   }
 
