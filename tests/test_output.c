@@ -9,6 +9,10 @@
 #include <string.h>
 #include <zlib.h>
 
+#ifndef _WIN32
+#  include <signal.h>
+#endif
+
 #include "support.h"
 
 static const uint32_t out_flags[] = {0, ND_IO_SEQUENTIAL, ND_IO_MERGE, ND_IO_MERGE | ND_IO_SEQUENTIAL};
@@ -269,6 +273,47 @@ static void require_direct_output_here(void **state)
 }
 
 #ifndef _WIN32
+/* POSIX only: Windows refuses to truncate a mapped file at all, so there the
+ * same case is an error from nd_create_output, never a crash. */
+static int overwrite_mapped_child(void *ctx)
+{
+    tst_env *env = ctx;
+    uint8_t *data = tst_random_buffer(1u << 20, 5000);
+    char path[TST_PATH_MAX];
+    if (tst_write_file(tst_join(path, sizeof(path), env->dir_path, "mapped"), data, 1u << 20) != 0)
+        return 1;
+    nd_handle in, out;
+    if (nd_open_input(env->dir, "mapped", ND_IO_MMAP, &in) != ND_OK)
+        return 2;
+    /* the library replaces a file it has mapped itself */
+    if (nd_create_output(env->dir, "mapped", ND_IO_OVERWRITE, &out) != ND_OK)
+        return 3;
+    if (nd_write_bytes(out, "x", 1) != 1 || nd_close(out) != ND_OK)
+        return 4;
+    /* the old reader must get its bytes or a status; a SIGBUS here kills the child */
+    uint8_t buf[4096];
+    int64_t rc = nd_read_bytes(in, 512 * 1024, buf, sizeof(buf));
+    if (rc == (int64_t)sizeof(buf) && memcmp(buf, data + 512 * 1024, sizeof(buf)) != 0)
+        return 5; /* neither the old bytes nor an error: garbage */
+    const uint8_t *p = NULL;
+    int64_t n = nd_input_window(in, 700000, &p);
+    if (n > 0 && p[0] != data[700000])
+        return 6;
+    nd_close(in);
+    free(data);
+    return 0;
+}
+
+static void overwriting_a_mapped_file_never_crashes_its_reader(void **state)
+{
+    tst_env *env = *state;
+    int rc = tst_run_child(overwrite_mapped_child, env);
+    if (rc == 128 + SIGBUS)
+        fail_msg("a mapped reader died of SIGBUS after nd_create_output(ND_IO_OVERWRITE) truncated "
+                 "its file: OVERWRITE should replace the file (new inode), not truncate it");
+    assert_int_equal(rc, 0);
+}
+
 /* POSIX only (Linux mount namespaces): ramfs refuses O_DIRECT. */
 static int ramfs_outputs(const char *mnt, void *ctx)
 {
@@ -336,6 +381,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(crc_of_known_vectors, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(require_direct_output_here, tst_setup, tst_teardown),
 #ifndef _WIN32
+        cmocka_unit_test_setup_teardown(overwriting_a_mapped_file_never_crashes_its_reader,
+                                        tst_setup, tst_teardown),
         cmocka_unit_test(merge_falls_back_where_direct_is_refused),
 #endif
     };
