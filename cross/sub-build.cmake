@@ -57,6 +57,11 @@ foreach(pkg zlib cmocka)
     step("fetching the Debian source of ${pkg}"
          ${SOURCE}/cross/fetch-debian-source.sh ${WORK}/../apt ${pkg} ${WORK}/src/${pkg})
     file(REMOVE_RECURSE ${WORK}/deps-build/${pkg})
+    if(pkg STREQUAL "zlib" AND NOT EXISTS ${WORK}/src/zlib/win32/zlib1.rc)
+      # Debian's repacked zlib drops win32/, but zlib's CMakeLists still names
+      # the resource file of the DLL (which is not built here)
+      file(WRITE ${WORK}/src/zlib/win32/zlib1.rc "")
+    endif()
     step("configuring ${pkg}" ${CMAKE_COMMAND} -S ${WORK}/src/${pkg} -B ${WORK}/deps-build/${pkg}
          -DCMAKE_TOOLCHAIN_FILE=${TOOLCHAIN} -DCMAKE_BUILD_TYPE=Release
          -DCMAKE_INSTALL_PREFIX=${deps} ${${pkg}_args})

@@ -18,8 +18,10 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 # Windows 10 is the oldest Windows the library targets; C99 printf formats
 # (%zu, %lld) from MinGW's own stdio instead of the old msvcrt's
 set(CMAKE_C_FLAGS_INIT "-D_WIN32_WINNT=0x0A00 -D__USE_MINGW_ANSI_STDIO=1")
-# test programs carry their runtime: no libgcc or winpthread DLL to find under Wine
+# programs carry their runtime: no libgcc or winpthread DLL to find under Wine
 set(CMAKE_EXE_LINKER_FLAGS_INIT "-static-libgcc -static")
+# and so do the DLLs built with this file (cmocka.dll)
+set(CMAKE_SHARED_LINKER_FLAGS_INIT "-static-libgcc -static")
 
 # ctest runs the programs under Wine, in a prefix of this build (created once),
 # with the library's and cmocka's DLLs on the Windows PATH

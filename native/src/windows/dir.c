@@ -237,6 +237,16 @@ void nd__os_dir_free(nd_os_dir *dir)
     free(dir);
 }
 
+/* Deleted files that readers still hold, where POSIX semantics are missing
+ * (see classic_delete), wait under names with this prefix. */
+#define TRASH_PREFIX L".nd-deleted-"
+#define TRASH_PREFIX_LEN 12
+
+static int is_trash(const wchar_t *name)
+{
+    return wcsncmp(name, TRASH_PREFIX, TRASH_PREFIX_LEN) == 0;
+}
+
 /* Directories, links and other reparse points, devices: none is a file here. */
 static int is_plain_file(DWORD attrs)
 {
@@ -269,6 +279,8 @@ int32_t nd__os_dir_list(nd_os_dir *dir, nd_os_list_fn fn, void *ctx)
     do {
         if (!is_plain_file(fd.dwFileAttributes))
             continue;
+        if (is_trash(fd.cFileName))
+            continue; /* deleted, waiting for its last reader (see classic_delete) */
         DWORD e = 0;
         char *name = nd__win_utf8(fd.cFileName, wcslen(fd.cFileName), &e);
         if (name == NULL) {
@@ -309,51 +321,153 @@ int32_t nd__os_stat(nd_os_dir *dir, const char *name, int *is_file, int64_t *len
     return ND_OK;
 }
 
-/* Opens `name` itself (a link, not its target) with `access` for a
- * SetFileInformationByHandle call. */
-static HANDLE open_for_change(nd_os_dir *dir, const char *name, DWORD access, DWORD *err)
+/* Opens `full` itself (a link, not its target) with `access`, for the
+ * SetFileInformationByHandle calls that delete and rename. */
+static HANDLE open_for_change(const wchar_t *full, DWORD access, DWORD *err)
 {
-    wchar_t *p = nd__win_child_path(dir, name, err);
-    if (p == NULL)
-        return INVALID_HANDLE_VALUE;
-    HANDLE h = CreateFileW(p, access | SYNCHRONIZE, ND_WIN_SHARE_ALL, NULL, OPEN_EXISTING,
+    HANDLE h = CreateFileW(full, access | SYNCHRONIZE, ND_WIN_SHARE_ALL, NULL, OPEN_EXISTING,
                            FILE_FLAG_OPEN_REPARSE_POINT, NULL);
     if (h == INVALID_HANDLE_VALUE)
         *err = GetLastError();
-    free(p);
     return h;
 }
 
-/* The file info classes that ask for POSIX semantics are missing before
- * Windows 10 1607 and on some file systems (FAT, older SMB, Wine): these
- * errors mean "ask the classic way", nothing else. */
+/* The info classes with POSIX semantics are missing before Windows 10 1607
+ * and on file systems without them (FAT, older SMB, Wine): these errors
+ * mean "ask the classic way", nothing else. */
 static int posix_unsupported(DWORD e)
 {
     return e == ERROR_INVALID_PARAMETER || e == ERROR_NOT_SUPPORTED ||
            e == ERROR_INVALID_FUNCTION || e == ERROR_CALL_NOT_IMPLEMENTED;
 }
 
+/* Renames the open file `h` to the full \\?\ path `to`; the info class wants
+ * the NT form of the path, and \??\ is what \\?\ stands for. */
+static int rename_handle(HANDLE h, const wchar_t *to, int replace, int posix, DWORD *err)
+{
+    size_t len = wcslen(to);
+    size_t size = sizeof(FILE_RENAME_INFO) + len * sizeof(wchar_t);
+    FILE_RENAME_INFO *ri = calloc(1, size);
+    if (ri == NULL) {
+        *err = ERROR_NOT_ENOUGH_MEMORY;
+        return 0;
+    }
+    if (posix)
+        ri->Flags = (replace ? FILE_RENAME_FLAG_REPLACE_IF_EXISTS : 0) |
+                    FILE_RENAME_FLAG_POSIX_SEMANTICS;
+    else
+        ri->ReplaceIfExists = replace ? TRUE : FALSE;
+    ri->RootDirectory = NULL;
+    ri->FileNameLength = (DWORD)(len * sizeof(wchar_t));
+    memcpy(ri->FileName, to, len * sizeof(wchar_t));
+    if (len > 2 && wcsncmp(to, L"\\\\?\\", 4) == 0)
+        ri->FileName[1] = L'?';
+    BOOL ok = SetFileInformationByHandle(h, posix ? ND_FileRenameInfoEx : FileRenameInfo, ri,
+                                         (DWORD)size);
+    if (!ok)
+        *err = GetLastError();
+    free(ri);
+    return ok;
+}
+
+static int set_delete(HANDLE h, BOOL del, DWORD *err)
+{
+    FILE_DISPOSITION_INFO classic = {del};
+    if (SetFileInformationByHandle(h, FileDispositionInfo, &classic, sizeof(classic)))
+        return 1;
+    *err = GetLastError();
+    return 0;
+}
+
+/*
+ * Where POSIX semantics are missing, a deleted file that someone still has
+ * open keeps its name until the last handle closes: the name cannot be
+ * created again, and it would still be listed. So a delete first renames the
+ * file to a hidden name of its own (allowed while readers hold it, since they
+ * share delete access) and then marks it for deletion: its name is free at
+ * once, and the file goes with its last reader. nd_list never shows these.
+ */
+static volatile LONG trash_counter;
+
+static int classic_delete(const nd_os_dir *dir, HANDLE h, DWORD *err)
+{
+    wchar_t tail[64];
+    swprintf(tail, 64, L"%ls%08lx-%08lx-%llx", TRASH_PREFIX, (unsigned long)GetCurrentProcessId(),
+             (unsigned long)InterlockedIncrement(&trash_counter),
+             (unsigned long long)GetTickCount64());
+    size_t tlen = wcslen(tail);
+    wchar_t *trash = malloc((dir->wlen + 2 + tlen) * sizeof(wchar_t));
+    if (trash != NULL) {
+        memcpy(trash, dir->wpath, dir->wlen * sizeof(wchar_t));
+        size_t at = dir->wlen;
+        if (at > 0 && trash[at - 1] != L'\\')
+            trash[at++] = L'\\';
+        memcpy(trash + at, tail, (tlen + 1) * sizeof(wchar_t));
+        DWORD ignored;
+        (void)rename_handle(h, trash, 0, 0, &ignored); /* else: deleted under its own name */
+        free(trash);
+    }
+    return set_delete(h, TRUE, err);
+}
+
 int32_t nd__os_unlink(nd_os_dir *dir, const char *name)
 {
     DWORD e = 0;
-    HANDLE h = open_for_change(dir, name, DELETE, &e);
+    wchar_t *p = nd__win_child_path(dir, name, &e);
+    HANDLE h = p == NULL ? INVALID_HANDLE_VALUE : open_for_change(p, DELETE, &e);
+    free(p);
     if (h == INVALID_HANDLE_VALUE)
         return nd__fail_os((int)e, "nd_delete_file: open '%s' in '%s'", name, dir->path);
-    /* POSIX semantics: the name goes away now even if readers still have the
-     * file open, so the name can be created again at once, as Lucene expects */
+    /* POSIX semantics: the name goes now even while readers have the file
+     * open, and can be created again at once, as Lucene expects */
     FILE_DISPOSITION_INFO_EX ex = {FILE_DISPOSITION_FLAG_DELETE |
                                    FILE_DISPOSITION_FLAG_POSIX_SEMANTICS};
-    BOOL ok = SetFileInformationByHandle(h, ND_FileDispositionInfoEx, &ex, sizeof(ex));
-    if (!ok && posix_unsupported(GetLastError())) {
-        /* classic: the file is deleted when its last handle closes */
-        FILE_DISPOSITION_INFO classic = {TRUE};
-        ok = SetFileInformationByHandle(h, FileDispositionInfo, &classic, sizeof(classic));
+    int ok = SetFileInformationByHandle(h, ND_FileDispositionInfoEx, &ex, sizeof(ex));
+    if (!ok) {
+        e = GetLastError();
+        if (posix_unsupported(e))
+            ok = classic_delete(dir, h, &e);
     }
-    e = ok ? 0 : GetLastError();
     CloseHandle(h);
     if (!ok)
         return nd__fail_os((int)e, "nd_delete_file: delete '%s' in '%s'", name, dir->path);
     return ND_OK;
+}
+
+/*
+ * Without POSIX semantics, a file that readers hold open cannot be replaced
+ * by a rename (ERROR_ACCESS_DENIED). Then the target is first deleted as
+ * above (its readers keep their bytes) and the rename retried; if that
+ * fails, the target is put back. This is two steps, not one: a crash between
+ * them leaves `from` in place and no `to`, which is why the POSIX way is
+ * always tried first.
+ */
+static int replace_open_target(nd_os_dir *dir, const wchar_t *src, const wchar_t *dst,
+                               DWORD *err)
+{
+    HANDLE t = open_for_change(dst, DELETE, err);
+    if (t == INVALID_HANDLE_VALUE)
+        return 0;
+    wchar_t *back = NULL;
+    size_t dlen = wcslen(dst);
+    back = malloc((dlen + 1) * sizeof(wchar_t));
+    if (back == NULL) {
+        CloseHandle(t);
+        *err = ERROR_NOT_ENOUGH_MEMORY;
+        return 0;
+    }
+    memcpy(back, dst, (dlen + 1) * sizeof(wchar_t));
+    int ok = classic_delete(dir, t, err);
+    if (ok && !MoveFileExW(src, dst, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH)) {
+        *err = GetLastError();
+        ok = 0;
+        DWORD ignored;
+        if (set_delete(t, FALSE, &ignored))
+            (void)rename_handle(t, back, 0, 0, &ignored); /* undo: the old target returns */
+    }
+    free(back);
+    CloseHandle(t);
+    return ok;
 }
 
 int32_t nd__os_rename(nd_os_dir *dir, const char *from, const char *to)
@@ -368,57 +482,29 @@ int32_t nd__os_rename(nd_os_dir *dir, const char *from, const char *to)
         free(src);
         return nd__fail_os((int)e, "nd_rename: '%s' to '%s' in '%s'", from, to, dir->path);
     }
-    /* First the POSIX way: it replaces a target that readers hold open (the
-     * readers keep the old file), which the classic rename refuses. The
-     * target is named by its NT path: \??\ is what \\?\ stands for. */
-    int done = 0;
-    HANDLE h = CreateFileW(src, DELETE | SYNCHRONIZE, ND_WIN_SHARE_ALL, NULL, OPEN_EXISTING,
-                           FILE_FLAG_OPEN_REPARSE_POINT, NULL);
+    int32_t rc = ND_OK;
+    /* First the POSIX way: one atomic step that replaces a target readers
+     * hold open (they keep the old file), which the classic rename refuses */
+    HANDLE h = open_for_change(src, DELETE, &e);
     if (h == INVALID_HANDLE_VALUE) {
-        e = GetLastError();
-        free(src);
-        free(dst);
-        return nd__fail_os((int)e, "nd_rename: open '%s' in '%s'", from, dir->path);
-    }
-    size_t dlen = wcslen(dst);
-    size_t size = sizeof(FILE_RENAME_INFO) + dlen * sizeof(wchar_t);
-    FILE_RENAME_INFO *ri = calloc(1, size);
-    if (ri == NULL) {
-        CloseHandle(h);
-        free(src);
-        free(dst);
-        return nd__fail(ND_E_NO_MEMORY, "nd_rename: out of memory");
-    }
-    ri->Flags = FILE_RENAME_FLAG_REPLACE_IF_EXISTS | FILE_RENAME_FLAG_POSIX_SEMANTICS;
-    ri->RootDirectory = NULL;
-    ri->FileNameLength = (DWORD)(dlen * sizeof(wchar_t));
-    memcpy(ri->FileName, dst, dlen * sizeof(wchar_t));
-    ri->FileName[1] = L'?'; /* \\?\ -> \??\ */
-    if (SetFileInformationByHandle(h, ND_FileRenameInfoEx, ri, (DWORD)size)) {
-        done = 1;
+        rc = nd__fail_os((int)e, "nd_rename: open '%s' in '%s'", from, dir->path);
     } else {
-        e = GetLastError();
-        if (!posix_unsupported(e)) {
-            free(ri);
-            CloseHandle(h);
-            free(src);
-            free(dst);
-            return nd__fail_os((int)e, "nd_rename: rename '%s' to '%s' in '%s'", from, to,
-                               dir->path);
+        int ok = rename_handle(h, dst, 1, 1, &e);
+        CloseHandle(h);
+        if (!ok && !posix_unsupported(e))
+            rc = nd__fail_os((int)e, "nd_rename: rename '%s' to '%s' in '%s'", from, to,
+                             dir->path);
+        else if (!ok && !MoveFileExW(src, dst, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH)) {
+            e = GetLastError();
+            if ((e != ERROR_ACCESS_DENIED && e != ERROR_SHARING_VIOLATION) ||
+                !replace_open_target(dir, src, dst, &e))
+                rc = nd__fail_os((int)e, "nd_rename: MoveFileExW '%s' to '%s' in '%s'", from,
+                                 to, dir->path);
         }
-    }
-    free(ri);
-    CloseHandle(h);
-    if (!done && !MoveFileExW(src, dst, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH)) {
-        e = GetLastError();
-        free(src);
-        free(dst);
-        return nd__fail_os((int)e, "nd_rename: MoveFileExW '%s' to '%s' in '%s'", from, to,
-                           dir->path);
     }
     free(src);
     free(dst);
-    return ND_OK;
+    return rc;
 }
 
 /*
