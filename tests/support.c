@@ -216,6 +216,30 @@ int64_t tst_file_size(const char *path)
     return (int64_t)st.st_size;
 }
 
+int tst_write_at(const char *path, int64_t offset, const void *data, size_t len)
+{
+    FILE *f = fopen(path, "r+b");
+    if (f == NULL)
+        return -1;
+#ifdef _WIN32
+    int sought = _fseeki64(f, offset, SEEK_SET);
+#else
+    int sought = fseeko(f, (off_t)offset, SEEK_SET);
+#endif
+    size_t done = sought == 0 ? fwrite(data, 1, len, f) : 0;
+    int rc = fclose(f);
+    return sought == 0 && done == len && rc == 0 ? 0 : -1;
+}
+
+int tst_chdir(const char *path)
+{
+#ifdef _WIN32
+    return _chdir(path);
+#else
+    return chdir(path);
+#endif
+}
+
 int tst_truncate(const char *path, int64_t len)
 {
 #ifdef _WIN32

@@ -47,6 +47,10 @@ int tst_write_file(const char *path, const void *data, size_t len);
 uint8_t *tst_read_file(const char *path, size_t *len);
 int tst_path_exists(const char *path); /* lstat-style: a dangling link exists */
 int64_t tst_file_size(const char *path); /* -1 if missing */
+/* Writes len bytes at offset of an existing file (offsets past 4 GiB too). */
+int tst_write_at(const char *path, int64_t offset, const void *data, size_t len);
+/* Changes the process's working directory (for relative-path cases). */
+int tst_chdir(const char *path);
 /* Sets a file's length without writing (sparse where the OS allows). */
 int tst_truncate(const char *path, int64_t len);
 

@@ -421,6 +421,71 @@ static void shared_cursor_is_refused_not_torn(void **state)
     }
 }
 
+/* ---- one cursor user beside positional readers on the same handle ---- */
+
+typedef struct {
+    nd_handle h;
+    const uint8_t *data;
+    int cursor; /* 1: windows and buffered reads; 0: positional reads */
+    atomic_int *stop;
+    long rounds, errors;
+} mixed_user;
+
+static void *mixed(void *arg)
+{
+    mixed_user *u = arg;
+    uint8_t buf[512];
+    uint64_t x = (uint64_t)(uintptr_t)u;
+    while (!atomic_load(u->stop) || u->rounds < 100) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        int64_t pos = (int64_t)((x >> 33) % (FILE_LEN - sizeof(buf)));
+        if (u->cursor) {
+            const uint8_t *p = NULL;
+            int64_t n = nd_input_window(u->h, pos, &p);
+            if (n < 1 || p[0] != u->data[pos])
+                u->errors++;
+            if (nd_input_seek(u->h, pos) != ND_OK || nd_read_buffered(u->h, buf, 300) != 300 ||
+                memcmp(buf, u->data + pos, 300) != 0)
+                u->errors++;
+        } else {
+            if (nd_read_bytes(u->h, pos, buf, sizeof(buf)) != (int64_t)sizeof(buf) ||
+                memcmp(buf, u->data + pos, sizeof(buf)) != 0)
+                u->errors++;
+        }
+        u->rounds++;
+    }
+    return NULL;
+}
+
+static void positional_readers_beside_a_cursor(void **state)
+{
+    /* the contract: positional calls are thread-safe on one handle, cursor calls
+     * belong to one thread; the two together must not disturb each other */
+    tst_env *env = *state;
+    uint8_t *data = put_random(env, "f", FILE_LEN, 4);
+    for (size_t f = 0; f < N_FLAGS; f++) {
+        nd_handle h;
+        assert_status(ND_OK, nd_open_input(env->dir, "f", read_flags[f], &h));
+        atomic_int stop = 0;
+        mixed_user u[3] = {{h, data, 1, &stop, 0, 0}, {h, data, 0, &stop, 0, 0},
+                           {h, data, 0, &stop, 0, 0}};
+        pthread_t th[3];
+        for (int i = 0; i < 3; i++)
+            assert_int_equal(pthread_create(&th[i], NULL, mixed, &u[i]), 0);
+        for (volatile int spin = 0; spin < 2000000; spin++)
+            ;
+        atomic_store(&stop, 1);
+        for (int i = 0; i < 3; i++) {
+            pthread_join(th[i], NULL);
+            if (u[i].errors != 0)
+                fail_msg("flags 0x%x, %s thread: %ld of %ld rounds wrong", read_flags[f],
+                         u[i].cursor ? "cursor" : "positional", u[i].errors, u[i].rounds);
+        }
+        assert_status(ND_OK, nd_close(h));
+    }
+    free(data);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -430,6 +495,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(writers_share_one_output, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(output_closed_under_writers, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(shared_cursor_is_refused_not_torn, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(positional_readers_beside_a_cursor, tst_setup, tst_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -69,6 +69,27 @@ static void open_dir_with_and_without_create(void **state)
     assert_status(ND_OK, nd_close(d2));
 }
 
+static void relative_paths_bind_at_open(void **state)
+{
+    /* a relative path is resolved once, at open: a later chdir changes nothing */
+    tst_env *env = *state;
+    char cwd_file[TST_PATH_MAX];
+    assert_int_equal(tst_chdir(env->root), 0);
+    nd_handle d;
+    int32_t rc = nd_open_dir("rel/sub", ND_DIR_CREATE, &d);
+    assert_int_equal(tst_chdir(env->dir_path), 0); /* somewhere else entirely */
+    assert_status(ND_OK, rc);
+    nd_handle out;
+    assert_status(ND_OK, nd_create_output(d, "here", 0, &out));
+    assert_status(ND_OK, nd_close(out));
+    assert_status(ND_OK, nd_close(d));
+    assert_true(tst_path_exists(tst_join(cwd_file, sizeof(cwd_file), env->root, "rel/sub/here")));
+    assert_false(tst_path_exists(tst_join(cwd_file, sizeof(cwd_file), env->dir_path, "rel")));
+    /* leave the temporary tree before teardown removes it */
+    assert_int_equal(tst_chdir(env->root), 0);
+    assert_int_equal(tst_chdir(".."), 0);
+}
+
 /* ---- listing ---- */
 
 static void list_is_sorted_by_bytes(void **state)
@@ -354,6 +375,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(open_dir_arguments, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(open_dir_with_and_without_create, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(relative_paths_bind_at_open, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(list_is_sorted_by_bytes, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(list_cap_protocol, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(list_skips_directories_and_specials, tst_setup, tst_teardown),

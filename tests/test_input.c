@@ -435,6 +435,59 @@ static void file_growing_after_open_is_not_seen(void **state)
     free(data);
 }
 
+static void offsets_past_4_gib(void **state)
+{
+    /* a sparse 5 GiB file with markers just past the 32-bit boundaries: any
+     * truncation of an offset to 32 bits reads the wrong place */
+    tst_env *env = *state;
+    char path[TST_PATH_MAX];
+    const int64_t len = ((int64_t)5 << 30) + 4097;
+    const int64_t marks[] = {((int64_t)1 << 31) - 3, ((int64_t)1 << 32) - 2, ((int64_t)1 << 32) + 4093,
+                             len - 9};
+    tst_join(path, sizeof(path), env->dir_path, "sparse");
+    if (tst_truncate(path, len) != 0) {
+        tst_loud_skip("offsets past 4 GiB", "cannot make a sparse 5 GiB file here");
+        skip();
+    }
+    uint8_t mark[9];
+    for (size_t m = 0; m < 4; m++) {
+        tst_fill_random(mark, sizeof(mark), 40 + m);
+        assert_int_equal(tst_write_at(path, marks[m], mark, sizeof(mark)), 0);
+    }
+    for (size_t k = 0; k < N_STRATEGIES; k++) {
+        if (strategies[k].flags & ND_IO_PRELOAD)
+            continue; /* preloading 5 GiB of holes proves nothing and costs seconds */
+        nd_handle in, s;
+        assert_status(ND_OK, nd_open_input(env->dir, "sparse", strategies[k].flags, &in));
+        int64_t got_len = 0;
+        assert_status(ND_OK, nd_input_length(in, &got_len));
+        assert_true(got_len == len);
+        for (size_t m = 0; m < 4; m++) {
+            uint8_t buf[10];
+            tst_fill_random(mark, sizeof(mark), 40 + m);
+            /* one byte of hole, then the mark */
+            assert_status(10, nd_read_bytes(in, marks[m] - 1, buf, 10));
+            assert_int_equal(buf[0], 0);
+            assert_memory_equal(buf + 1, mark, 9);
+            /* the cursor and a window at the same place */
+            assert_status(ND_OK, nd_input_seek(in, marks[m]));
+            assert_status(mark[0], nd_read_byte_buffered(in));
+            assert_status(marks[m] + 1, nd_input_position(in));
+            const uint8_t *p = NULL;
+            int64_t n = nd_input_window(in, marks[m] + 1, &p);
+            assert_true(n >= 1);
+            assert_int_equal(p[0], mark[1]);
+            /* a slice starting past the boundary sees the mark at its own offset 1 */
+            assert_status(ND_OK, nd_input_slice(in, marks[m] - 1, 10, &s));
+            assert_status(mark[8], nd_read_bytes(s, 9, buf, 1) == 1 ? buf[0] : -1);
+            assert_status(ND_E_EOF, nd_read_bytes(s, 9, buf, 2));
+            assert_status(ND_OK, nd_close(s));
+        }
+        assert_status(ND_E_EOF, nd_read_bytes(in, len - 1, mark, 2));
+        assert_status(ND_OK, nd_close(in));
+    }
+}
+
 #ifndef _WIN32
 /* POSIX only (Linux mount namespaces): a file system that refuses O_DIRECT.
  * ramfs does (tmpfs accepts O_DIRECT since Linux 6.6). */
@@ -502,6 +555,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(slices_see_only_themselves, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(refused_flags_and_missing_files, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(file_growing_after_open_is_not_seen, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(offsets_past_4_gib, tst_setup, tst_teardown),
 #ifndef _WIN32
         cmocka_unit_test(require_direct_refused_where_unsupported),
 #endif
