@@ -55,6 +55,7 @@ typedef struct {
     double median, min, max, ratio;
     double cached_pct;   /* median of cached[], NOT_SET if not measured */
     double speedup;      /* baseline median / this median, for thread scaling rows */
+    double paired;       /* median over rounds of (this run / the baseline's run in that round) */
     double scale;        /* times are multiplied by it (a measured subset scaled up); 0 = 1 */
     int met;             /* 1, 0, or -1 (no target) */
 } row;

@@ -26,6 +26,7 @@ row *bench_row(const char *group, const char *name, const char *baseline)
     r->cached_pct = NOT_SET;
     r->ratio = NOT_SET;
     r->speedup = NOT_SET;
+    r->paired = NOT_SET;
     r->met = -1;
     return r;
 }
@@ -130,6 +131,13 @@ void bench_finish_ratios(void)
             r->ratio = r->median / base->median;
             r->speedup = base->median / r->median;
         }
+        /* rounds are interleaved, so run i of both saw about the same load */
+        if (base->n == r->n && r->n > 0) {
+            double q[BENCH_MAX_RUNS];
+            for (int i = 0; i < r->n; i++)
+                q[i] = base->ms[i] > 0 ? r->ms[i] / base->ms[i] : 0;
+            r->paired = median_of(q, r->n);
+        }
     }
 }
 
@@ -148,18 +156,20 @@ void bench_print_table(const bench *b)
         const row *r = &rows[i];
         if (strcmp(group, r->group) != 0) {
             group = r->group;
-            printf("\n%s\n  %-54s %10s %10s %10s %7s %-22s %s\n", group, "name", "median",
-                   "min", "max", "ratio", "target", "met");
+            printf("\n%s\n  %-54s %10s %10s %10s %7s %7s %-22s %s\n", group, "name", "median",
+                   "min", "max", "ratio", "paired", "target", "met");
         }
-        char ratio[16] = "limit", extra[64] = "";
+        char ratio[16] = "limit", paired[16] = "", extra[64] = "";
         if (r->ratio >= 0)
             snprintf(ratio, sizeof(ratio), "%.3f", r->ratio);
+        if (r->paired >= 0)
+            snprintf(paired, sizeof(paired), "%.3f", r->paired);
         if (r->cached_pct >= 0)
             snprintf(extra, sizeof(extra), "  cached %.1f%%", r->cached_pct);
         if (r->speedup >= 0 && strcmp(r->group, "ConcurrentCloneReads") == 0)
             snprintf(extra, sizeof(extra), "  speed-up %.2fx", r->speedup);
-        printf("  %-54s %10.3f %10.3f %10.3f %7s %-22s %s%s\n", r->name, r->median, r->min,
-               r->max, ratio, r->target, r->met < 0 ? "" : r->met ? "yes" : "NO", extra);
+        printf("  %-54s %10.3f %10.3f %10.3f %7s %7s %-22s %s%s\n", r->name, r->median, r->min,
+               r->max, ratio, paired, r->target, r->met < 0 ? "" : r->met ? "yes" : "NO", extra);
     }
     fflush(stdout);
 }
@@ -229,6 +239,8 @@ int bench_write_json(const bench *b, const char *path)
             fputs("null", f);
         fputs(", \"ratio\": ", f);
         json_num(f, r->baseline[0] ? r->ratio : NOT_SET);
+        fputs(", \"ratio_paired\": ", f);
+        json_num(f, r->baseline[0] ? r->paired : NOT_SET);
         fputs(", \"target\": ", f);
         if (r->target[0])
             json_str(f, r->target);

@@ -85,6 +85,8 @@ def extras(r, shared_note=None):
     parts = []
     if isinstance(r.get("cached_pct"), (int, float)):
         parts.append("%.1f%% of the file cached" % r["cached_pct"])
+    if isinstance(r.get("ratio_paired"), (int, float)):
+        parts.append("per-round ratio %.3f" % r["ratio_paired"])
     if isinstance(r.get("speedup"), (int, float)):
         parts.append("speed-up %.2fx" % r["speedup"])
     if isinstance(r.get("alloc_bytes"), (int, float)):
