@@ -309,7 +309,7 @@ static void check_whole_chunks(tst_env *env, const char *name, long expected_len
     for (size_t at = 0; at < len; at += CHUNK)
         for (size_t i = 1; i < CHUNK; i++)
             if (data[at + i] != data[at])
-                fail_msg("%s: chunk at %zu torn at +%zu", name, at, i);
+                fail_msg("%s: chunk at %lu torn at +%lu", name, (unsigned long)at, (unsigned long)i);
     if (crc >= 0)
         assert_true(crc == (int64_t)crc32(crc32(0L, Z_NULL, 0), data, (uInt)len));
     free(data);

@@ -83,7 +83,7 @@ static void every_strategy_reads_every_size(void **state)
             assert_status(expected_strategy(strategies[k].flags, direct), nd_input_strategy(in));
             assert_status(ND_OK, nd_close(in));
             if (tst_verify_input(env->dir, name, strategies[k].flags, data, sizes[s]) != 0)
-                fail_msg("%s input of %zu bytes read back wrong", strategies[k].what, sizes[s]);
+                fail_msg("%s input of %lu bytes read back wrong", strategies[k].what, (unsigned long)sizes[s]);
         }
         free(data);
     }

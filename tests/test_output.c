@@ -78,7 +78,7 @@ static void check_on_disk(tst_env *env, const char *name, const uint8_t *data, s
     uint8_t *disk = tst_read_file(tst_join(path, sizeof(path), env->dir_path, name), &got);
     assert_non_null(disk);
     if (got != len)
-        fail_msg("%s is %zu bytes on disk, expected %zu", name, got, len);
+        fail_msg("%s is %lu bytes on disk, expected %lu", name, (unsigned long)got, (unsigned long)len);
     if (len > 0)
         assert_memory_equal(disk, data, len);
     free(disk);
