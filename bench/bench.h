@@ -36,6 +36,7 @@ typedef struct {
     const char *fs_type;
 
     uint8_t *data;        /* the file's bytes, in memory (aligned for O_DIRECT) */
+    const uint8_t *file_map; /* the data file mapped, only to flush its cached lines */
     int64_t *offsets;     /* 2 * random_reads random offsets, each + 64 <= size */
     uint64_t byte_sum;    /* byte_sum() over data: every byte loop must get it */
     uint64_t random_sum;  /* fold of the 64-byte reads at offsets[0..random_reads) */
@@ -51,19 +52,26 @@ typedef struct {
     char note[160];
     double ms[BENCH_MAX_RUNS];
     double cached[BENCH_MAX_RUNS]; /* % of the file in the page cache after the run */
+    double cpu[BENCH_MAX_RUNS];    /* CPU time of the run: what being descheduled cannot inflate */
     int n;
     double median, min, max, ratio;
     double cached_pct;   /* median of cached[], NOT_SET if not measured */
     double speedup;      /* baseline median / this median, for thread scaling rows */
+    double cpu_median, cpu_ratio; /* cpu_ratio: against the baseline's cpu_median */
     double paired;       /* median over rounds of (this run / the baseline's run in that round) */
     double scale;        /* times are multiplied by it (a measured subset scaled up); 0 = 1 */
     int met;             /* 1, 0, or -1 (no target) */
 } row;
 
+/* What one run reports beside its wall time. */
+typedef struct {
+    double cpu;    /* CPU milliseconds of the timed part (all its threads) */
+    double cached; /* % of the written file left in the page cache, or NOT_SET */
+} run_out;
+
 /* One run of a workload: does its own untimed setup and teardown and returns
- * the milliseconds of the timed part only. `cached` may be set to the share
- * of the file left in the page cache (percent). */
-typedef double (*run_fn)(bench *b, void *ctx, double *cached);
+ * the wall milliseconds of the timed part only. */
+typedef double (*run_fn)(bench *b, void *ctx, run_out *out);
 
 /* ---- report.c ---- */
 row *bench_row(const char *group, const char *name, const char *baseline);
@@ -84,10 +92,16 @@ row *bench_find(const char *group, const char *name);
 
 /* ---- sys.c ---- */
 double now_ms(void);
+double cpu_ms(void); /* this thread's CPU time */
 uint32_t dio_alignment(int fd);      /* statx STATX_DIOALIGN, else st_blksize */
 const char *fs_type_name(int fd);    /* "ext4", "tmpfs", ... */
 double cached_percent(int dirfd, const char *name); /* mincore on a fresh mapping */
 void evict(int dirfd, const char *name);  /* fsync, then drop the file's pages */
+/* Flushes the data and the file's page-cache pages out of the CPU caches, so
+ * that every run (limit or library) starts from memory: with a last-level
+ * cache as large as the file, whichever row ran just before would otherwise
+ * decide who reads from cache and who from DRAM. */
+void cold_caches(const bench *b);
 void *aligned_or_die(size_t align, size_t size);
 void die(const char *fmt, ...);
 void nd_check(int64_t rc, const char *what); /* dies with nativedir's message on rc < 0 */

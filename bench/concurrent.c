@@ -30,6 +30,7 @@ typedef struct {
     int scans;        /* sequential: whole-file scans */
     uint64_t sum;
     double t_start, t_end; /* timed inside: on 2 cores the main thread may not run at all */
+    double cpu;            /* this worker's CPU time: more in total with 2 threads = contention */
     pthread_barrier_t *start;
 } worker;
 
@@ -41,6 +42,7 @@ static void *work(void *arg)
     uint64_t sum = 0;
     pthread_barrier_wait(w->start);
     w->t_start = now_ms();
+    double c0 = cpu_ms();
     if (w->c->raw) {
         for (int i = w->first; i < w->first + w->count; i++) {
             if (pread(w->fd, buf, 64, b->offsets[i]) != 64)
@@ -63,6 +65,7 @@ static void *work(void *arg)
         }
     }
     w->t_end = now_ms();
+    w->cpu = cpu_ms() - c0;
     w->sum = sum;
     free(buf);
     return NULL;
@@ -82,9 +85,8 @@ static uint64_t expected(const bench *b, const worker *w)
     return sum;
 }
 
-static double run_concurrent(bench *b, void *vctx, double *cached)
+static double run_concurrent(bench *b, void *vctx, run_out *out)
 {
-    (void)cached;
     const conc_ctx *c = vctx;
     worker w[2];
     pthread_t t[2];
@@ -108,6 +110,7 @@ static double run_concurrent(bench *b, void *vctx, double *cached)
         if (!c->raw)
             nd_check(nd_input_clone(parent, &w[i].clone), "nd_input_clone");
     }
+    cold_caches(b);
     for (int i = 0; i < c->threads; i++)
         if (pthread_create(&t[i], NULL, work, &w[i]) != 0)
             die("pthread_create failed");
@@ -119,6 +122,9 @@ static double run_concurrent(bench *b, void *vctx, double *cached)
         last = i == 0 || w[i].t_end > last ? w[i].t_end : last;
     }
     double ms = last - first;
+    out->cpu = 0;
+    for (int i = 0; i < c->threads; i++)
+        out->cpu += w[i].cpu;
     pthread_barrier_destroy(&start);
     for (int i = 0; i < c->threads; i++) {
         if (!c->raw)

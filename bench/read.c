@@ -92,9 +92,8 @@ static void pread_exact(int fd, void *dst, size_t len, int64_t off)
     }
 }
 
-static double run_read(bench *b, void *vctx, double *cached)
+static double run_read(bench *b, void *vctx, run_out *out)
 {
-    (void)cached;
     read_ctx *c = vctx;
     int fd = -1;
     nd_handle in = 0;
@@ -110,6 +109,8 @@ static double run_read(bench *b, void *vctx, double *cached)
         nd_check(nd_open_input(b->nd_dir, DATA_NAME, c->flags, &in), "nd_open_input");
     }
 
+    cold_caches(b);
+    double c0 = cpu_ms();
     double t0 = now_ms();
     switch (c->kind) {
     case SEQ_MEMCPY:
@@ -184,6 +185,7 @@ static double run_read(bench *b, void *vctx, double *cached)
         break;
     }
     double ms = now_ms() - t0;
+    out->cpu = cpu_ms() - c0;
 
     if (fd >= 0)
         close(fd);

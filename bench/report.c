@@ -27,6 +27,7 @@ row *bench_row(const char *group, const char *name, const char *baseline)
     r->ratio = NOT_SET;
     r->speedup = NOT_SET;
     r->paired = NOT_SET;
+    r->cpu_median = r->cpu_ratio = NOT_SET;
     r->met = -1;
     return r;
 }
@@ -80,8 +81,10 @@ static void statistics(row *r)
     int have_cached = 0;
     for (int i = 0; i < r->n; i++) {
         r->ms[i] *= k;
+        r->cpu[i] *= k;
         have_cached |= r->cached[i] >= 0;
     }
+    r->cpu_median = median_of(r->cpu, r->n);
     r->median = median_of(r->ms, r->n);
     r->min = r->max = r->ms[0];
     for (int i = 1; i < r->n; i++) {
@@ -94,16 +97,17 @@ static void statistics(row *r)
 
 void bench_run_queued(bench *b)
 {
-    double cached;
+    run_out out;
     /* warm-up: page cache, branch predictors, lazy allocations */
     for (int j = 0; j < queued; j++)
-        queue[j].fn(b, queue[j].ctx, &cached);
+        queue[j].fn(b, queue[j].ctx, &out);
     for (int i = 0; i < b->runs; i++) {
         for (int k = 0; k < queued; k++) {
             job *q = &queue[(i + k) % queued];
-            cached = NOT_SET;
-            q->r->ms[i] = q->fn(b, q->ctx, &cached);
-            q->r->cached[i] = cached;
+            out = (run_out){0, NOT_SET};
+            q->r->ms[i] = q->fn(b, q->ctx, &out);
+            q->r->cpu[i] = out.cpu;
+            q->r->cached[i] = out.cached;
         }
     }
     for (int j = 0; j < queued; j++) {
@@ -131,6 +135,8 @@ void bench_finish_ratios(void)
             r->ratio = r->median / base->median;
             r->speedup = base->median / r->median;
         }
+        if (base->cpu_median > 0)
+            r->cpu_ratio = r->cpu_median / base->cpu_median;
         /* rounds are interleaved, so run i of both saw about the same load */
         if (base->n == r->n && r->n > 0) {
             double q[BENCH_MAX_RUNS];
@@ -150,16 +156,22 @@ void bench_target_ratio(row *r, double limit)
 void bench_print_table(const bench *b)
 {
     const char *group = "";
-    printf("\nnativedir C benchmark: %lld MiB file on %s (%s), %d runs + 1 warm-up, times in ms\n",
-           (long long)(b->size >> 20), b->work, b->fs_type, b->runs);
+    double load[1] = {0};
+    getloadavg(load, 1);
+    printf("\nnativedir C benchmark: %lld MiB file on %s (%s), %d runs + 1 warm-up, times in ms,\n"
+           "load average %.2f. ratio = median / baseline median; paired = median of per-round\n"
+           "ratios; cpu = CPU ms of the timed part, cpu-rat its ratio (immune to waiting for a CPU)\n",
+           (long long)(b->size >> 20), b->work, b->fs_type, b->runs, load[0]);
     for (int i = 0; i < nrows; i++) {
         const row *r = &rows[i];
         if (strcmp(group, r->group) != 0) {
             group = r->group;
-            printf("\n%s\n  %-54s %10s %10s %10s %7s %7s %-22s %s\n", group, "name", "median",
-                   "min", "max", "ratio", "paired", "target", "met");
+            printf("\n%s\n  %-50s %9s %9s %9s %7s %7s %9s %7s %-21s %s\n", group, "name",
+                   "median", "min", "max", "ratio", "paired", "cpu", "cpu-rat", "target", "met");
         }
-        char ratio[16] = "limit", paired[16] = "", extra[64] = "";
+        char ratio[16] = "limit", paired[16] = "", cratio[16] = "", extra[64] = "";
+        if (r->cpu_ratio >= 0)
+            snprintf(cratio, sizeof(cratio), "%.3f", r->cpu_ratio);
         if (r->ratio >= 0)
             snprintf(ratio, sizeof(ratio), "%.3f", r->ratio);
         if (r->paired >= 0)
@@ -168,8 +180,9 @@ void bench_print_table(const bench *b)
             snprintf(extra, sizeof(extra), "  cached %.1f%%", r->cached_pct);
         if (r->speedup >= 0 && strcmp(r->group, "ConcurrentCloneReads") == 0)
             snprintf(extra, sizeof(extra), "  speed-up %.2fx", r->speedup);
-        printf("  %-54s %10.3f %10.3f %10.3f %7s %7s %-22s %s%s\n", r->name, r->median, r->min,
-               r->max, ratio, paired, r->target, r->met < 0 ? "" : r->met ? "yes" : "NO", extra);
+        printf("  %-50s %9.2f %9.2f %9.2f %7s %7s %9.2f %7s %-21s %s%s\n", r->name, r->median,
+               r->min, r->max, ratio, paired, r->cpu_median, cratio, r->target,
+               r->met < 0 ? "" : r->met ? "yes" : "NO", extra);
     }
     fflush(stdout);
 }
@@ -241,6 +254,10 @@ int bench_write_json(const bench *b, const char *path)
         json_num(f, r->baseline[0] ? r->ratio : NOT_SET);
         fputs(", \"ratio_paired\": ", f);
         json_num(f, r->baseline[0] ? r->paired : NOT_SET);
+        fputs(", \"cpu_median\": ", f);
+        json_num(f, r->cpu_median);
+        fputs(", \"cpu_ratio\": ", f);
+        json_num(f, r->baseline[0] ? r->cpu_ratio : NOT_SET);
         fputs(", \"target\": ", f);
         if (r->target[0])
             json_str(f, r->target);

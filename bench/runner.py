@@ -87,6 +87,8 @@ def extras(r, shared_note=None):
         parts.append("%.1f%% of the file cached" % r["cached_pct"])
     if isinstance(r.get("ratio_paired"), (int, float)):
         parts.append("per-round ratio %.3f" % r["ratio_paired"])
+    if isinstance(r.get("cpu_ratio"), (int, float)):
+        parts.append("CPU-time ratio %.3f" % r["cpu_ratio"])
     if isinstance(r.get("speedup"), (int, float)):
         parts.append("speed-up %.2fx" % r["speedup"])
     if isinstance(r.get("alloc_bytes"), (int, float)):

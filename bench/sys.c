@@ -40,6 +40,13 @@ double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+double cpu_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 void *aligned_or_die(size_t align, size_t size)
 {
     void *p = NULL;
@@ -128,4 +135,26 @@ void evict(int dirfd, const char *name)
         die("fsync %s: %s", name, strerror(errno));
     posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
     close(fd);
+}
+
+static void flush_range(const uint8_t *p, size_t len)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    for (size_t i = 0; i < len; i += 64)
+        __asm__ volatile("clflush (%0)" ::"r"(p + i) : "memory");
+    __asm__ volatile("mfence" ::: "memory");
+#elif defined(__aarch64__)
+    for (size_t i = 0; i < len; i += 64)
+        __asm__ volatile("dc civac, %0" ::"r"(p + i) : "memory");
+    __asm__ volatile("dsb ish" ::: "memory");
+#else
+    (void)p, (void)len; /* no user-level flush here: runs may start cache-warm */
+#endif
+}
+
+void cold_caches(const bench *b)
+{
+    flush_range(b->data, (size_t)b->size);
+    if (b->file_map != NULL)
+        flush_range(b->file_map, (size_t)b->size);
 }

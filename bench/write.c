@@ -44,11 +44,13 @@ static const char *strategy_name(int s)
     }
 }
 
-static double run_write(bench *b, void *vctx, double *cached)
+static double run_write(bench *b, void *vctx, run_out *out)
 {
     write_ctx *c = vctx;
     /* each run starts from no file and a clean cache, so runs are independent */
     unlinkat(b->work_fd, WRITE_NAME, 0);
+    cold_caches(b);
+    double c0 = cpu_ms();
     double t0 = now_ms();
     if (c->kind == W_ND) {
         nd_handle out;
@@ -81,7 +83,8 @@ static double run_write(bench *b, void *vctx, double *cached)
         close(fd);
     }
     double ms = now_ms() - t0;
-    *cached = cached_percent(b->work_fd, WRITE_NAME);
+    out->cpu = cpu_ms() - c0;
+    out->cached = cached_percent(b->work_fd, WRITE_NAME);
     evict(b->work_fd, WRITE_NAME);
     return ms;
 }
