@@ -194,7 +194,47 @@ static void create_and_overwrite(void **state)
     assert_int_equal(tst_mkdir(tst_join(sub, sizeof(sub), env->dir_path, "subdir")), 0);
     assert_status(ND_E_EXISTS, nd_create_output(env->dir, "subdir", 0, &out));
     assert_int_not_equal(nd_create_output(env->dir, "subdir", ND_IO_OVERWRITE, &out), ND_OK);
+    assert_int_not_equal(nd_create_output(env->dir, "subdir", ND_IO_OVERWRITE | ND_IO_MERGE, &out),
+                         ND_OK);
     assert_true(tst_path_exists(sub));
+    /* whatever OVERWRITE does inside (a temporary name, a rename), it leaves nothing
+     * else behind: exactly these files, no stray temporaries */
+    static const char expected[] = "early\0existing\0fresh";
+    char names[256];
+    assert_int_equal(nd_list(env->dir, names, sizeof(names)), (int64_t)sizeof(expected));
+    assert_memory_equal(names, expected, sizeof(expected));
+}
+
+static void overwrite_keeps_old_readers_reading(void **state)
+{
+    /* readers of the replaced file, whatever their strategy, keep their bytes */
+    tst_env *env = *state;
+    char path[TST_PATH_MAX];
+    uint8_t *old = tst_random_buffer(200000, 6000);
+    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "f"), old, 200000), 0);
+    /* mapped readers are checked in a child process by the next case: a SIGBUS there
+     * must not take the whole suite down */
+    static const uint32_t flags[] = {0, ND_IO_RANDOM, ND_IO_MERGE};
+    for (size_t o = 0; o < N_OUT; o++) {
+        nd_handle in[3], out;
+        for (int i = 0; i < 3; i++)
+            assert_status(ND_OK, nd_open_input(env->dir, "f", flags[i], &in[i]));
+        assert_status(ND_OK, nd_create_output(env->dir, "f", out_flags[o] | ND_IO_OVERWRITE, &out));
+        assert_status(5, nd_write_bytes(out, "fresh", 5));
+        assert_status(ND_OK, nd_close(out));
+        check_on_disk(env, "f", (const uint8_t *)"fresh", 5);
+        for (int i = 0; i < 3; i++) {
+            int64_t got = nd_read_bytes(in[i], 100000, path, 1000);
+            /* an error is tolerable; a crash (SIGBUS) or foreign bytes are not */
+            if (got == 1000)
+                assert_memory_equal(path, old + 100000, 1000);
+            else
+                assert_true(got < 0);
+            assert_status(ND_OK, nd_close(in[i]));
+        }
+        assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "f"), old, 200000), 0);
+    }
+    free(old);
 }
 
 static void refused_flags(void **state)
@@ -376,6 +416,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(every_strategy_size_and_chunking, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(sync_then_more_writes, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(create_and_overwrite, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(overwrite_keeps_old_readers_reading, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(refused_flags, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(calls_after_close, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(crc_of_known_vectors, tst_setup, tst_teardown),
