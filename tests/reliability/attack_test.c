@@ -5,7 +5,9 @@
  * every file is snapshotted before and compared after each attack; anything
  * the library hands back is compared with the secret it must never return.
  */
-#define _GNU_SOURCE
+#ifndef _GNU_SOURCE
+#  define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>

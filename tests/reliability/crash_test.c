@@ -10,7 +10,9 @@
  *
  * usage: rel_crash WRITER [KILLS] [SECONDS]   (env ND_REL_SEED fixes the schedule)
  */
-#define _GNU_SOURCE
+#ifndef _GNU_SOURCE
+#  define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>

@@ -11,7 +11,9 @@
  * The log's bytes are rel_fill(seed = GEN); an odd GEN writes it as a merge
  * (direct I/O) output. A state file is self-describing (see state_bytes).
  */
-#define _GNU_SOURCE
+#ifndef _GNU_SOURCE
+#  define _GNU_SOURCE
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -12,7 +12,9 @@
  *   - a failed rename leaves both files exactly as they were.
  * Files are checked with plain POSIX calls, not through the library.
  */
-#define _GNU_SOURCE
+#ifndef _GNU_SOURCE
+#  define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

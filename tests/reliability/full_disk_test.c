@@ -8,7 +8,9 @@
  * later call on that output fails too, close reports it, a file synced before
  * the disk filled is intact, and deleting the filler makes room again.
  */
-#define _GNU_SOURCE
+#ifndef _GNU_SOURCE
+#  define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,7 +1,9 @@
 /*
  * rel_util.c - scratch directories, direct file checks and count lines.
  */
-#define _GNU_SOURCE
+#ifndef _GNU_SOURCE
+#  define _GNU_SOURCE
+#endif
 #include "rel_util.h"
 
 #include <errno.h>
