@@ -45,6 +45,9 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
   private final int bufferSize;
   private final Mapping mapping; // null unless the input is mapped
   private final long base; // file offset of this input's byte 0 (slices)
+  // a mapped input within one chunk of the mapping (every file under 1 GiB): all of its bytes,
+  // read only with absolute gets, which never touch the buffer's position: thread-safe
+  private final ByteBuffer all;
 
   // The cursor is winStart + win.position(): win is a view of the bytes around it, either of
   // the mapping or of buf. Reading a byte is then exactly MappedByteBuffer.get()'s work. An
@@ -64,6 +67,14 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
     this.bufferSize = bufferSize;
     this.mapping = mapping;
     this.base = base;
+    ByteBuffer whole = null;
+    if (mapping != null && length > 0) {
+      whole = mapping.window(base, base + length);
+      if (whole.capacity() != length) {
+        whole = null; // crosses chunks: Mapping.copy splits the reads
+      }
+    }
+    this.all = whole;
   }
 
   static NativeInput open(long dir, String name, IOFlag... flags) throws IOException {
@@ -139,7 +150,7 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
     long h = handle();
     if (mapping != null) {
       checkRange(offset, len);
-      mapping.copy(base + offset, dst, off, len);
+      copyMapped(offset, dst, off, len);
     } else {
       nativedir.nd_read_into_array(h, offset, dst, off, len);
     }
@@ -163,7 +174,7 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
     int p = dst.position();
     if (mapping != null) {
       checkRange(offset, len);
-      mapping.copy(base + offset, dst, len);
+      copyMapped(offset, dst, len);
       return;
     }
     if (dst.isDirect()) {
@@ -172,6 +183,25 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
       nativedir.nd_read_into_array(h, offset, dst.array(), dst.arrayOffset() + p, len);
     }
     dst.position(p + len);
+  }
+
+  // [offset, offset + len) of this mapped input, already range-checked
+  private void copyMapped(long offset, byte[] dst, int off, int len) {
+    if (all != null) {
+      all.get((int) offset, dst, off, len);
+    } else {
+      mapping.copy(base + offset, dst, off, len);
+    }
+  }
+
+  private void copyMapped(long offset, ByteBuffer dst, int len) {
+    if (all != null) {
+      int p = dst.position();
+      dst.put(p, all, (int) offset, len);
+      dst.position(p + len);
+    } else {
+      mapping.copy(base + offset, dst, len);
+    }
   }
 
   private void checkRange(long offset, long len) throws EOFException {
@@ -224,13 +254,18 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
    * and a buffered input leaves its window every few KiB while a mapped one leaves it once per
    * GiB. A mapped input therefore lets ByteBuffer.get() do the only bounds check and reaches
    * readByteSlow through BufferUnderflowException, which keeps any call out of the byte loop (one
-   * exception per GiB costs nothing); measured, this made mapped readByte about 3x faster than a
-   * shared method with an explicit hasRemaining() branch. A buffered input refills every few KiB,
+   * exception per GiB costs nothing), and its window is loaded at open; measured, this made
+   * mapped readByte about 3x faster than a shared method with a hasRemaining() branch. A buffered input refills every few KiB,
    * where an exception per refill would cost more than the branch.
    */
   static final class Mapped extends NativeInput {
     Mapped(long handle, String name, long length, int bufferSize, Mapping mapping, long base) {
       super(handle, name, length, bufferSize, mapping, base);
+      if (length > 0) {
+        // loaded now, so that the first byte read does not take the slow path either: a slow
+        // path the JIT has never seen taken is compiled out of the loop
+        win = mapping.window(base, base + length);
+      }
     }
 
     @Override
@@ -299,7 +334,7 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
     long p = winStart + win.position();
     checkRange(p, len);
     if (mapping != null) {
-      mapping.copy(base + p, dst, off, len);
+      copyMapped(p, dst, off, len);
       moveTo(p + len);
       return;
     }
@@ -330,7 +365,7 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
     int len = dst.remaining();
     checkRange(p, len);
     if (mapping != null) {
-      mapping.copy(base + p, dst, len);
+      copyMapped(p, dst, len);
       moveTo(p + len);
       return;
     }

@@ -30,7 +30,8 @@ import java.util.stream.Stream;
  * so that machine noise hits them alike. Writes java.json in the shared format.
  *
  * <pre>java -cp nativedir.jar:nativedir-bench.jar io.nativedir.bench.JavaBench
- *     --out DIR [--dir SCRATCH_PARENT] [--mib 64] [--runs 9] [--random 100000] [--quick]</pre>
+ *     --out DIR [--dir SCRATCH_PARENT] [--mib 64] [--runs 9] [--random 100000] [--quick]
+ *     [--only GROUP]</pre>
  */
 public final class JavaBench {
   private static final int CHUNK = 64 << 10; // as the C suite: sequential chunk
@@ -45,6 +46,7 @@ public final class JavaBench {
   private final long byteSum;
   private final long randomSum;
   private final List<Row> rows = new ArrayList<>();
+  private String only; // --only GROUP: measure one group (for investigating it)
 
   private JavaBench(Path dir, long size, int runs, int randomReads, byte[] data) {
     this.dir = dir;
@@ -106,6 +108,10 @@ public final class JavaBench {
 
   /** Warm-up, then `runs` rounds in which every row of the group runs once, in turn. */
   private void measure(String group) throws Exception {
+    if (only != null && !only.equals(group)) {
+      rows.removeIf(r -> r.group.equals(group));
+      return;
+    }
     List<Row> g = new ArrayList<>();
     for (Row r : rows) {
       if (r.group.equals(group)) {
@@ -505,6 +511,7 @@ public final class JavaBench {
     long mib = 64;
     int runs = 9;
     int random = 100_000;
+    String only = null;
     String host = System.getProperty("os.name") + " " + System.getProperty("os.version") + " "
         + System.getProperty("os.arch");
     for (int i = 0; i < args.length; i++) {
@@ -515,6 +522,7 @@ public final class JavaBench {
         case "--runs": runs = Integer.parseInt(args[++i]); break;
         case "--random": random = Integer.parseInt(args[++i]); break;
         case "--host": host = args[++i]; break;
+        case "--only": only = args[++i]; break;
         case "--quick": mib = 8; runs = 3; random = 5000; break;
         default: throw new IllegalArgumentException("unknown argument " + args[i]);
       }
@@ -530,6 +538,7 @@ public final class JavaBench {
       new Random(7).nextBytes(data);
       Files.write(scratch.resolve("data"), data);
       JavaBench b = new JavaBench(scratch, size, runs, random, data);
+      b.only = only;
       data = null;
       try (NativeDirectory nd = NativeDirectory.open(scratch);
            FileChannel ch = FileChannel.open(scratch.resolve("data"), StandardOpenOption.READ)) {
