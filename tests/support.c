@@ -20,6 +20,7 @@
 #  include <io.h>
 #  include <windows.h>
 #else
+#  include <dirent.h>
 #  include <fcntl.h>
 #  include <ftw.h>
 #  include <sched.h>
@@ -429,6 +430,43 @@ int tst_symlink(const char *target, const char *link_path)
 int tst_mkfifo(const char *path)
 {
     return mkfifo(path, 0666);
+}
+
+static int by_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+int tst_open_fds(int *fds, int max)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (d == NULL)
+        d = opendir("/dev/fd");
+    if (d == NULL)
+        return -1;
+    int self = dirfd(d);
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        char *end;
+        long fd = strtol(de->d_name, &end, 10);
+        if (*end != '\0' || end == de->d_name || fd == self)
+            continue;
+        if (n < max)
+            fds[n++] = (int)fd;
+    }
+    closedir(d);
+    qsort(fds, (size_t)n, sizeof(int), by_int);
+    return n;
+}
+
+int tst_fd_cloexec(int fd)
+{
+    int flags = fcntl(fd, F_GETFD);
+    if (flags < 0)
+        return -1;
+    return (flags & FD_CLOEXEC) != 0;
 }
 
 int tst_chmod(const char *path, unsigned mode)

@@ -89,6 +89,11 @@ int tst_set_mtime(const char *path, int64_t seconds);
 int tst_symlink(const char *target, const char *link_path);
 int tst_mkfifo(const char *path);
 int tst_chmod(const char *path, unsigned mode);
+/* The process's open descriptors (from /proc/self/fd or /dev/fd), ascending;
+ * returns how many (at most max), or -1. */
+int tst_open_fds(int *fds, int max);
+/* 1 if descriptor fd has FD_CLOEXEC, 0 if not, -1 if it is not open. */
+int tst_fd_cloexec(int fd);
 
 /* Runs fn(ctx) in a forked child and returns its exit code (0..255), or
  * 128 + signal if it died. The child must not use cmocka's asserts (they

@@ -320,6 +320,88 @@ static void handles_are_distinct_and_nonzero(void **state)
         assert_status(ND_OK, nd_close(h[i]));
 }
 
+#ifndef _WIN32
+/* POSIX only: Windows handles are not inherited unless asked for, and there is
+ * no descriptor table to inspect the same way. */
+typedef struct {
+    int fds[1024];
+    int n;
+} fd_set_snapshot;
+
+static void snapshot(fd_set_snapshot *s)
+{
+    s->n = tst_open_fds(s->fds, 1024);
+    assert_true(s->n >= 0);
+}
+
+static int had(const fd_set_snapshot *s, int fd)
+{
+    for (int i = 0; i < s->n; i++)
+        if (s->fds[i] == fd)
+            return 1;
+    return 0;
+}
+
+static void open_every_kind(tst_env *env, nd_handle *h, int *n)
+{
+    static const uint32_t in_flags[] = {0, ND_IO_MMAP, ND_IO_MERGE, ND_IO_RANDOM | ND_IO_PRELOAD};
+    *n = 0;
+    nd_handle d;
+    assert_status(ND_OK, nd_open_dir(env->dir_path, 0, &d));
+    h[(*n)++] = d;
+    for (size_t i = 0; i < sizeof(in_flags) / sizeof(in_flags[0]); i++) {
+        assert_status(ND_OK, nd_open_input(env->dir, "f", in_flags[i], &h[*n]));
+        nd_handle clone;
+        assert_status(ND_OK, nd_input_clone(h[*n], &clone));
+        (*n)++;
+        h[(*n)++] = clone;
+    }
+    assert_status(ND_OK, nd_create_output(env->dir, "o1", ND_IO_OVERWRITE, &h[(*n)++]));
+    assert_status(ND_OK, nd_create_output(env->dir, "o2", ND_IO_OVERWRITE | ND_IO_MERGE, &h[(*n)++]));
+    assert_status(ND_OK, nd_lock(env->dir, "write.lock", &h[(*n)++]));
+    assert_status(ND_OK, nd_ring_open(8, 0, &h[(*n)++]));
+    assert_status(ND_OK, nd_ring_open(8, ND_RING_FORCE_THREADS, &h[(*n)++]));
+}
+
+static void descriptors_are_close_on_exec_and_never_leak(void **state)
+{
+    tst_env *env = *state;
+    char path[TST_PATH_MAX];
+    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "f"), "abcd", 4), 0);
+    fd_set_snapshot before, during, after;
+    snapshot(&before);
+    nd_handle h[32];
+    int n;
+    open_every_kind(env, h, &n);
+    /* nd_list opens and closes a descriptor of its own */
+    assert_true(nd_list(env->dir, path, sizeof(path)) > 0);
+    snapshot(&during);
+    int fresh = 0;
+    for (int i = 0; i < during.n; i++) {
+        if (had(&before, during.fds[i]))
+            continue;
+        fresh++;
+        /* a child the application forks and execs must not inherit our files or locks */
+        if (tst_fd_cloexec(during.fds[i]) != 1)
+            fail_msg("descriptor %d opened by nativedir lacks FD_CLOEXEC", during.fds[i]);
+    }
+    assert_true(fresh >= 5); /* dir, inputs, outputs, lock at least */
+    for (int i = 0; i < n; i++)
+        assert_status(ND_OK, nd_close(h[i]));
+    /* open and close everything many times: the descriptor table comes back as it was */
+    for (int round = 0; round < 50; round++) {
+        open_every_kind(env, h, &n);
+        for (int i = n - 1; i >= 0; i--)
+            assert_status(ND_OK, nd_close(h[i]));
+    }
+    snapshot(&after);
+    if (after.n != before.n)
+        fail_msg("%d descriptors open before, %d after closing every handle", before.n, after.n);
+    for (int i = 0; i < after.n; i++)
+        assert_int_equal(after.fds[i], before.fds[i]);
+}
+#endif
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -331,6 +413,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(stale_handles_after_slot_reuse, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(null_out_pointers, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(handles_are_distinct_and_nonzero, tst_setup, tst_teardown),
+#ifndef _WIN32
+        cmocka_unit_test_setup_teardown(descriptors_are_close_on_exec_and_never_leak, tst_setup,
+                                        tst_teardown),
+#endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
