@@ -17,7 +17,7 @@
 
 static const uint32_t out_flags[] = {0, ND_IO_SEQUENTIAL, ND_IO_MERGE, ND_IO_MERGE | ND_IO_SEQUENTIAL};
 #define N_OUT (sizeof(out_flags) / sizeof(out_flags[0]))
-static const uint32_t in_flags[] = {0,          ND_IO_RANDOM, ND_IO_SEQUENTIAL, ND_IO_MMAP,
+static const uint32_t in_flags[] = {0, ND_IO_RANDOM, ND_IO_SEQUENTIAL, ND_IO_MMAP,
                                     ND_IO_MMAP | ND_IO_PRELOAD, ND_IO_MERGE};
 #define N_IN (sizeof(in_flags) / sizeof(in_flags[0]))
 static const size_t sizes[] = {0, 1, 511, 4097, (1u << 20) + 3};

@@ -205,6 +205,15 @@ static int file_size_limit_child(void *ctx)
         if (nd_create_output(env->dir, name, flags[f], &out) != ND_OK)
             return 10 + f;
         int64_t rc = nd_write_bytes(out, data, 300000);
+        if (rc == ND_E_NO_SPACE) {
+            /* a failure sticks: later writes, the position and the CRC all report it */
+            if (nd_write_bytes(out, data, 10) != ND_E_NO_SPACE || nd_write_byte(out, 1) != ND_E_NO_SPACE)
+                return 40 + f;
+            if (nd_output_position(out) != ND_E_NO_SPACE || nd_output_crc32(out) != ND_E_NO_SPACE)
+                return 50 + f;
+            if (nd_output_sync(out) != ND_E_NO_SPACE)
+                return 60 + f;
+        }
         int32_t closed = nd_close(out);
         /* the write or, at the latest, the close reports it */
         if (rc != ND_E_NO_SPACE && closed != ND_E_NO_SPACE) {
