@@ -162,6 +162,57 @@ static void test_delete_open_file_and_reuse_name(void **state)
     assert_int_equal(nd_close(fresh), ND_OK);
 }
 
+/* A mapped view blocks deleting its file on Windows, even with POSIX
+ * semantics: the name must still go at once (the bytes follow later). */
+static void test_mapped_file_deleted_and_replaced(void **state)
+{
+    fixture *f = *state;
+    enum { N = 20000 };
+    static uint8_t a[N], b[N], c[N];
+    fill(a, N, 6);
+    fill(b, N, 7);
+    fill(c, N, 8);
+    write_file(f->dir, "_2.cfs", a, N);
+    write_file(f->dir, "segments_3", b, N);
+    nd_handle ma, mb;
+    assert_int_equal(nd_open_input(f->dir, "_2.cfs", ND_IO_MMAP, &ma), ND_OK);
+    assert_int_equal(nd_input_strategy(ma), ND_STRATEGY_MAPPED);
+    assert_int_equal(nd_open_input(f->dir, "segments_3", ND_IO_MMAP | ND_IO_PRELOAD, &mb), ND_OK);
+
+    assert_status(nd_delete_file(f->dir, "_2.cfs"), ND_OK);
+    assert_status(nd_file_exists(f->dir, "_2.cfs"), 0);
+    write_file(f->dir, "pending", c, N);
+    assert_status(nd_rename(f->dir, "pending", "segments_3"), ND_OK);
+    char names[256];
+    assert_int_equal(nd_list(f->dir, names, sizeof(names)), (int64_t)sizeof("segments_3"));
+    assert_string_equal(names, "segments_3");
+    /* the views still show what they mapped */
+    assert_reads(ma, a, N);
+    assert_reads(mb, b, N);
+    nd_handle fresh;
+    assert_int_equal(nd_open_input(f->dir, "segments_3", 0, &fresh), ND_OK);
+    assert_reads(fresh, c, N);
+    assert_int_equal(nd_close(fresh), ND_OK);
+    /* the name can be created again while the old view lives */
+    write_file(f->dir, "_2.cfs", c, N);
+    assert_int_equal(nd_close(ma), ND_OK);
+    assert_int_equal(nd_close(mb), ND_OK);
+    /* once unmapped, the next listing sweeps the deferred deletes away */
+    assert_int_equal(nd_list(f->dir, names, sizeof(names)), (int64_t)(sizeof("_2.cfs") + sizeof("segments_3")));
+    wchar_t pattern[1100];
+    MultiByteToWideChar(CP_UTF8, 0, f->path, -1, pattern, 1000);
+    wcscat(pattern, L"\\*");
+    WIN32_FIND_DATAW fd;
+    HANDLE fh = FindFirstFileW(pattern, &fd);
+    assert_true(fh != INVALID_HANDLE_VALUE);
+    int files = 0;
+    do
+        files += !(fd.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY);
+    while (FindNextFileW(fh, &fd));
+    FindClose(fh);
+    assert_int_equal(files, 2);
+}
+
 static void test_open_output_can_be_deleted(void **state)
 {
     fixture *f = *state;
@@ -460,6 +511,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rename_over_open_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete_open_file_and_reuse_name, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_output_can_be_deleted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mapped_file_deleted_and_replaced, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reserved_and_stream_names_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_near_reserved_names_allowed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_utf8_names_round_trip, setup, teardown),

@@ -238,7 +238,7 @@ void nd__os_dir_free(nd_os_dir *dir)
 }
 
 /* Deleted files that readers still hold, where POSIX semantics are missing
- * (see classic_delete), wait under names with this prefix. */
+ * (see trash_delete), wait under names with this prefix. */
 #define TRASH_PREFIX L".nd-deleted-"
 #define TRASH_PREFIX_LEN 12
 
@@ -246,6 +246,8 @@ static int is_trash(const wchar_t *name)
 {
     return wcsncmp(name, TRASH_PREFIX, TRASH_PREFIX_LEN) == 0;
 }
+
+static void sweep_trash(const nd_os_dir *dir);
 
 /* Directories, links and other reparse points, devices: none is a file here. */
 static int is_plain_file(DWORD attrs)
@@ -256,6 +258,7 @@ static int is_plain_file(DWORD attrs)
 
 int32_t nd__os_dir_list(nd_os_dir *dir, nd_os_list_fn fn, void *ctx)
 {
+    sweep_trash(dir);
     wchar_t *pattern = malloc((dir->wlen + 3) * sizeof(wchar_t));
     if (pattern == NULL)
         return nd__fail(ND_E_NO_MEMORY, "nd_list: out of memory");
@@ -280,7 +283,7 @@ int32_t nd__os_dir_list(nd_os_dir *dir, nd_os_list_fn fn, void *ctx)
         if (!is_plain_file(fd.dwFileAttributes))
             continue;
         if (is_trash(fd.cFileName))
-            continue; /* deleted, waiting for its last reader (see classic_delete) */
+            continue; /* deleted, waiting for its last reader (see trash_delete) */
         DWORD e = 0;
         char *name = nd__win_utf8(fd.cFileName, wcslen(fd.cFileName), &e);
         if (name == NULL) {
@@ -382,32 +385,93 @@ static int set_delete(HANDLE h, BOOL del, DWORD *err)
 /*
  * Where POSIX semantics are missing, a deleted file that someone still has
  * open keeps its name until the last handle closes: the name cannot be
- * created again, and it would still be listed. So a delete first renames the
- * file to a hidden name of its own (allowed while readers hold it, since they
- * share delete access) and then marks it for deletion: its name is free at
- * once, and the file goes with its last reader. nd_list never shows these.
+ * created again, and it would still be listed. And a file with a mapped view
+ * cannot be deleted at all until the view goes, with or without them. So a
+ * delete that the direct way refuses renames the file to a hidden name of
+ * its own (allowed while readers hold it, since they share delete access)
+ * and then marks it for deletion: its name is free at once, and the file
+ * goes with its last reader, or, if it is mapped, at a later sweep of the
+ * directory (sweep_trash). nd_list never shows these names.
  */
 static volatile LONG trash_counter;
 
-static int classic_delete(const nd_os_dir *dir, HANDLE h, DWORD *err)
+static int mark_deleted(HANDLE h, DWORD *err)
 {
+    FILE_DISPOSITION_INFO_EX ex = {FILE_DISPOSITION_FLAG_DELETE |
+                                   FILE_DISPOSITION_FLAG_POSIX_SEMANTICS};
+    if (SetFileInformationByHandle(h, ND_FileDispositionInfoEx, &ex, sizeof(ex)))
+        return 1;
+    *err = GetLastError();
+    return posix_unsupported(*err) ? set_delete(h, TRUE, err) : 0;
+}
+
+static int trash_delete(const nd_os_dir *dir, HANDLE h, const wchar_t *original, DWORD *err)
+{
+    BY_HANDLE_FILE_INFORMATION info;
+    if (GetFileInformationByHandle(h, &info) && (info.dwFileAttributes & FILE_ATTRIBUTE_READONLY)) {
+        *err = ERROR_ACCESS_DENIED; /* really refused: never hide it */
+        return 0;
+    }
     wchar_t tail[64];
     swprintf(tail, 64, L"%ls%08lx-%08lx-%llx", TRASH_PREFIX, (unsigned long)GetCurrentProcessId(),
              (unsigned long)InterlockedIncrement(&trash_counter),
              (unsigned long long)GetTickCount64());
     size_t tlen = wcslen(tail);
     wchar_t *trash = malloc((dir->wlen + 2 + tlen) * sizeof(wchar_t));
-    if (trash != NULL) {
-        memcpy(trash, dir->wpath, dir->wlen * sizeof(wchar_t));
-        size_t at = dir->wlen;
-        if (at > 0 && trash[at - 1] != L'\\')
-            trash[at++] = L'\\';
-        memcpy(trash + at, tail, (tlen + 1) * sizeof(wchar_t));
-        DWORD ignored;
-        (void)rename_handle(h, trash, 0, 0, &ignored); /* else: deleted under its own name */
-        free(trash);
+    if (trash == NULL) {
+        *err = ERROR_NOT_ENOUGH_MEMORY;
+        return 0;
     }
-    return set_delete(h, TRUE, err);
+    memcpy(trash, dir->wpath, dir->wlen * sizeof(wchar_t));
+    size_t at = dir->wlen;
+    if (at > 0 && trash[at - 1] != L'\\')
+        trash[at++] = L'\\';
+    memcpy(trash + at, tail, (tlen + 1) * sizeof(wchar_t));
+    DWORD rename_err = 0;
+    int renamed = rename_handle(h, trash, 0, 0, &rename_err);
+    free(trash);
+    if (mark_deleted(h, err))
+        return 1;
+    if (renamed && *err == ERROR_ACCESS_DENIED)
+        return 1; /* mapped: the name is gone, the bytes go at a later sweep */
+    if (renamed) {
+        DWORD ignored;
+        (void)rename_handle(h, original, 0, 0, &ignored);
+    }
+    return 0;
+}
+
+/* Deletes what earlier trash_delete calls could not (mapped files since
+ * unmapped, or a process that died between the rename and the delete). */
+static void sweep_trash(const nd_os_dir *dir)
+{
+    size_t cap = dir->wlen + 2 + TRASH_PREFIX_LEN + 2 + MAX_PATH;
+    wchar_t *p = malloc(cap * sizeof(wchar_t));
+    if (p == NULL)
+        return;
+    memcpy(p, dir->wpath, dir->wlen * sizeof(wchar_t));
+    size_t at = dir->wlen;
+    if (at > 0 && p[at - 1] != L'\\')
+        p[at++] = L'\\';
+    memcpy(p + at, TRASH_PREFIX L"*", (TRASH_PREFIX_LEN + 2) * sizeof(wchar_t));
+    WIN32_FIND_DATAW fd;
+    HANDLE fh = FindFirstFileExW(p, FindExInfoBasic, &fd, FindExSearchNameMatch, NULL, 0);
+    if (fh != INVALID_HANDLE_VALUE) {
+        do {
+            size_t n = wcslen(fd.cFileName);
+            if (!is_plain_file(fd.dwFileAttributes) || at + n + 1 > cap)
+                continue;
+            memcpy(p + at, fd.cFileName, (n + 1) * sizeof(wchar_t));
+            DWORD e;
+            HANDLE h = open_for_change(p, DELETE, &e);
+            if (h != INVALID_HANDLE_VALUE) {
+                (void)mark_deleted(h, &e); /* still mapped: next time */
+                CloseHandle(h);
+            }
+        } while (FindNextFileW(fh, &fd));
+        FindClose(fh);
+    }
+    free(p);
 }
 
 int32_t nd__os_unlink(nd_os_dir *dir, const char *name)
@@ -415,20 +479,22 @@ int32_t nd__os_unlink(nd_os_dir *dir, const char *name)
     DWORD e = 0;
     wchar_t *p = nd__win_child_path(dir, name, &e);
     HANDLE h = p == NULL ? INVALID_HANDLE_VALUE : open_for_change(p, DELETE, &e);
-    free(p);
-    if (h == INVALID_HANDLE_VALUE)
+    if (h == INVALID_HANDLE_VALUE) {
+        free(p);
         return nd__fail_os((int)e, "nd_delete_file: open '%s' in '%s'", name, dir->path);
+    }
     /* POSIX semantics: the name goes now even while readers have the file
      * open, and can be created again at once, as Lucene expects */
     FILE_DISPOSITION_INFO_EX ex = {FILE_DISPOSITION_FLAG_DELETE |
                                    FILE_DISPOSITION_FLAG_POSIX_SEMANTICS};
     int ok = SetFileInformationByHandle(h, ND_FileDispositionInfoEx, &ex, sizeof(ex));
-    if (!ok) {
+    if (!ok)
         e = GetLastError();
-        if (posix_unsupported(e))
-            ok = classic_delete(dir, h, &e);
-    }
+    /* else the classic way would leave the name until the last reader closes */
+    if (!ok && (e == ERROR_ACCESS_DENIED || posix_unsupported(e)))
+        ok = trash_delete(dir, h, p, &e);
     CloseHandle(h);
+    free(p);
     if (!ok)
         return nd__fail_os((int)e, "nd_delete_file: delete '%s' in '%s'", name, dir->path);
     return ND_OK;
@@ -436,11 +502,11 @@ int32_t nd__os_unlink(nd_os_dir *dir, const char *name)
 
 /*
  * Without POSIX semantics, a file that readers hold open cannot be replaced
- * by a rename (ERROR_ACCESS_DENIED). Then the target is first deleted as
- * above (its readers keep their bytes) and the rename retried; if that
- * fails, the target is put back. This is two steps, not one: a crash between
- * them leaves `from` in place and no `to`, which is why the POSIX way is
- * always tried first.
+ * by a rename (ERROR_ACCESS_DENIED), and a mapped one cannot be replaced
+ * even with them. Then the target is first deleted as above (its readers
+ * keep their bytes) and the rename retried; if that fails, the target is put
+ * back. This is two steps, not one: a crash between them leaves `from` in
+ * place and no `to`, which is why the one-step ways are always tried first.
  */
 static int replace_open_target(nd_os_dir *dir, const wchar_t *src, const wchar_t *dst,
                                DWORD *err)
@@ -448,24 +514,14 @@ static int replace_open_target(nd_os_dir *dir, const wchar_t *src, const wchar_t
     HANDLE t = open_for_change(dst, DELETE, err);
     if (t == INVALID_HANDLE_VALUE)
         return 0;
-    wchar_t *back = NULL;
-    size_t dlen = wcslen(dst);
-    back = malloc((dlen + 1) * sizeof(wchar_t));
-    if (back == NULL) {
-        CloseHandle(t);
-        *err = ERROR_NOT_ENOUGH_MEMORY;
-        return 0;
-    }
-    memcpy(back, dst, (dlen + 1) * sizeof(wchar_t));
-    int ok = classic_delete(dir, t, err);
+    int ok = trash_delete(dir, t, dst, err);
     if (ok && !MoveFileExW(src, dst, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH)) {
         *err = GetLastError();
         ok = 0;
         DWORD ignored;
-        if (set_delete(t, FALSE, &ignored))
-            (void)rename_handle(t, back, 0, 0, &ignored); /* undo: the old target returns */
+        (void)set_delete(t, FALSE, &ignored);
+        (void)rename_handle(t, dst, 0, 0, &ignored); /* undo: the old target returns */
     }
-    free(back);
     CloseHandle(t);
     return ok;
 }
@@ -491,7 +547,8 @@ int32_t nd__os_rename(nd_os_dir *dir, const char *from, const char *to)
     } else {
         int ok = rename_handle(h, dst, 1, 1, &e);
         CloseHandle(h);
-        if (!ok && !posix_unsupported(e))
+        /* ERROR_ACCESS_DENIED: a mapped target, which only the two steps replace */
+        if (!ok && !posix_unsupported(e) && e != ERROR_ACCESS_DENIED)
             rc = nd__fail_os((int)e, "nd_rename: rename '%s' to '%s' in '%s'", from, to,
                              dir->path);
         else if (!ok && !MoveFileExW(src, dst, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH)) {
