@@ -23,9 +23,9 @@ import java.util.Objects;
  * cursor buffer is not used from Java: a close racing with a read could free it, and a buffer
  * owned by the JVM cannot be freed under a reader.)
  *
- * <p>After {@link #close()}, every method but {@code close} throws {@link IllegalStateException};
- * closing twice is harmless. Buffers from {@link #mappedBuffer()} stay readable after close (see
- * there).
+ * <p>After {@link #close()}, every method but {@code close}, {@code name} and {@code toString}
+ * throws {@link IllegalStateException}; closing twice is harmless. Buffers from {@link
+ * #mappedBuffer()} stay readable after close (see there).
  */
 public abstract sealed class NativeInput implements Closeable, Cloneable
     permits NativeInput.Mapped, NativeInput.Buffered {

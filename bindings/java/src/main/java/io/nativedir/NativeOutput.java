@@ -15,9 +15,9 @@ import java.util.Objects;
  * {@link #position()} counts them, and {@link #crc32()}, {@link #sync()} and {@link #close()}
  * hand them over first, so a sync always covers every byte written before it.
  *
- * <p>After {@link #close()}, every method but {@code close} throws {@link IllegalStateException};
- * closing twice is harmless. A failed write fails the output for good (the library's rule), and
- * close reports the failure of the final flush.
+ * <p>After {@link #close()}, every method but {@code close}, {@code name} and {@code toString}
+ * throws {@link IllegalStateException}; closing twice is harmless. A failed write fails the
+ * output for good (the library's rule), and close reports the failure of the final flush.
  */
 public final class NativeOutput implements Closeable {
   private static final VarHandle HANDLE;

@@ -30,7 +30,7 @@ import java.util.stream.Stream;
  * so that machine noise hits them alike. Writes java.json in the shared format.
  *
  * <pre>java -cp nativedir.jar:nativedir-bench.jar io.nativedir.bench.JavaBench
- *     --out DIR [--dir SCRATCH_PARENT] [--mib 64] [--runs 9] [--random 100000] [--quick]
+ *     --out DIR [--dir SCRATCH_PARENT] [--mib 64] [--runs 15] [--random 100000] [--quick]
  *     [--only GROUP]</pre>
  */
 public final class JavaBench {
@@ -509,7 +509,7 @@ public final class JavaBench {
     Path out = null;
     Path scratchParent = Paths.get(System.getProperty("java.io.tmpdir"));
     long mib = 64;
-    int runs = 9;
+    int runs = 15;
     int random = 100_000;
     String only = null;
     String host = System.getProperty("os.name") + " " + System.getProperty("os.version") + " "
