@@ -8,7 +8,7 @@ packages=(
   build-essential cmake pkg-config zlib1g-dev liburing-dev   # the library
   libcmocka-dev strace clang lld libclang-rt-14-dev           # C tests, sanitizers, fuzzing, NativeAOT link
   swig                                                        # .NET and Java glue
-  python3-dev python3-cffi python3-pytest                     # Python binding (Debian's /usr/bin/python3)
+  python3-dev python3-cffi python3-pytest python3-pip python3-setuptools # Python binding (Debian's /usr/bin/python3)
   default-jdk-headless junit4                                 # Java binding
   gnuplot-nox                                                 # benchmark chart
   gcc-mingw-w64-x86-64 wine64                                 # Windows cross-build, tests under Wine

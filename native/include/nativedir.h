@@ -226,10 +226,10 @@ ND_EXTERN int64_t nd_write_bytes(nd_handle output, const void *src, int64_t len)
 /** Appends one byte. */
 ND_EXTERN int32_t nd_write_byte(nd_handle output, uint8_t b);
 
-/** Bytes written so far (the file's length once closed). */
+/** Bytes written so far (the file's length once closed); after a failed write or sync, that failure's status. */
 ND_EXTERN int64_t nd_output_position(nd_handle output);
 
-/** zlib's CRC-32 of every byte written so far (0..0xFFFFFFFF), or < 0. */
+/** zlib's CRC-32 of every byte written so far (0..0xFFFFFFFF); after a failed write or sync, that failure's status. */
 ND_EXTERN int64_t nd_output_crc32(nd_handle output);
 
 /**

@@ -101,7 +101,8 @@ static int64_t nd_list_impl(nd_handle dir, char *buf, int64_t cap)
     rc = nd__os_dir_list(d->os, collect, &l);
     int64_t need = 0;
     if (rc == ND_OK) {
-        qsort(l.names, l.count, sizeof(char *), by_bytes);
+        if (l.count > 1) /* qsort's pointer must not be NULL, even for 0 elements */
+            qsort(l.names, l.count, sizeof(char *), by_bytes);
         for (size_t i = 0; i < l.count; i++)
             need += (int64_t)strlen(l.names[i]) + 1;
         if (need <= cap) {

@@ -127,9 +127,11 @@ static int32_t enter(nd_handle h, const char *call, nd_output **out)
     nd_output *o = (nd_output *)obj;
     nd__mutex_lock(o->mu);
     if (ND_UNLIKELY(o->closed)) { /* closed by another thread after our lookup */
+        /* record while o is alive: the put below may free it */
+        rc = nd__fail(ND_E_BAD_HANDLE, "%s: output '%s' is closed", call, o->name);
         nd__mutex_unlock(o->mu);
         nd__handle_put(h);
-        return nd__fail(ND_E_BAD_HANDLE, "%s: output '%s' is closed", call, o->name);
+        return rc;
     }
     *out = o;
     return ND_OK;
@@ -206,7 +208,9 @@ int64_t nd_output_position(nd_handle output)
     int32_t rc = enter(output, "nd_output_position", &o);
     if (rc != ND_OK)
         return rc;
-    int64_t pos = o->flushed + (int64_t)o->used;
+    /* after a failure nobody knows which of these bytes reached the file */
+    int64_t pos = o->failed != ND_OK ? still_failed(o, "nd_output_position")
+                                     : o->flushed + (int64_t)o->used;
     leave(output, o);
     return pos;
 }
@@ -217,7 +221,8 @@ int64_t nd_output_crc32(nd_handle output)
     int32_t rc = enter(output, "nd_output_crc32", &o);
     if (rc != ND_OK)
         return rc;
-    int64_t crc = (int64_t)(o->crc & 0xFFFFFFFFu);
+    int64_t crc = o->failed != ND_OK ? still_failed(o, "nd_output_crc32")
+                                     : (int64_t)(o->crc & 0xFFFFFFFFu);
     leave(output, o);
     return crc;
 }
@@ -294,8 +299,8 @@ static int32_t nd_create_output_impl(nd_handle dir, const char *name, uint32_t f
             else
                 rc = ND_OK; /* fall back to drop-behind below */
         }
-        /* a direct open that failed after creating the file leaves it: O_DIRECT is
-         * checked at open time on Linux, before creation, so nothing is left */
+        /* a refused direct open leaves nothing behind (the OS layer removes a
+         * file it created and truncates only after direct I/O was granted) */
     }
     if (rc == ND_OK && o->fd == ND_OS_FILE_INVALID) {
         rc = nd__os_open_file(d->os, name, mode, 0, &o->fd);

@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <sys/file.h> /* flock */
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,32 +19,27 @@
 /* One transfer's cap: Linux moves at most 0x7ffff000 bytes per call anyway. */
 #define ND_IO_CHUNK ((size_t)1 << 30)
 
-int32_t nd__os_open_file(nd_os_dir *dir, const char *name, nd_open_mode mode, int direct,
-                         nd_os_file *out)
+static int32_t open_exact(nd_os_dir *dir, const char *name, nd_open_mode mode, int direct,
+                          nd_os_file *out)
 {
-    int oflags = O_CLOEXEC | O_NOFOLLOW;
+    /* O_NONBLOCK: a FIFO planted under this name must not block the open; it is
+     * refused below as not a regular file, and the flag is cleared for real
+     * files. Neither O_DIRECT nor O_TRUNC is asked for at open: a file system
+     * that refuses O_DIRECT would refuse only after creating or truncating the
+     * file, so both come after the checks. */
+    int oflags = O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
     switch (mode) {
     case ND_OPEN_READ: oflags |= O_RDONLY; break;
     case ND_OPEN_CREATE_NEW: oflags |= O_RDWR | O_CREAT | O_EXCL; break;
-    case ND_OPEN_CREATE_REPLACE: oflags |= O_RDWR | O_CREAT | O_TRUNC; break;
+    case ND_OPEN_CREATE_REPLACE: oflags |= O_RDWR | O_CREAT; break; /* see open_replacing */
     }
-#ifdef O_DIRECT
-    if (direct)
-        oflags |= O_DIRECT;
-#endif
     int fd;
-    if (ND_FAULT(ND_FAULT_OPEN)) {
-        fd = -1;
-    } else {
-        do
-            fd = openat(nd__posix_dir_fd(dir), name, oflags, 0666);
-        while (fd < 0 && errno == EINTR);
-    }
+    /* the fault point sits inside the loop: an injected EINTR is retried like a real one */
+    do
+        fd = ND_FAULT(ND_FAULT_OPEN) ? -1 : openat(nd__posix_dir_fd(dir), name, oflags, 0666);
+    while (fd < 0 && errno == EINTR);
     if (fd < 0) {
         int e = errno;
-        if (direct && e == EINVAL)
-            return nd__fail_os(e, "open '%s' in '%s' with direct I/O: the file system refuses it",
-                               name, nd__os_dir_path(dir));
         if (e == ELOOP)
             return nd__fail_os(e, "open '%s' in '%s': refusing to follow a symbolic link", name,
                                nd__os_dir_path(dir));
@@ -50,27 +47,91 @@ int32_t nd__os_open_file(nd_os_dir *dir, const char *name, nd_open_mode mode, in
     }
     /* O_RDONLY opens directories and FIFOs too; only regular files are files here */
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        int e = S_ISDIR(st.st_mode) ? EISDIR : EACCES;
-        close(fd);
-        return nd__fail_os(e, "open '%s' in '%s': not a regular file", name,
-                           nd__os_dir_path(dir));
-    }
-#if defined(__APPLE__)
-    /* macOS has no O_DIRECT: F_NOCACHE turns the page cache off for this descriptor */
-    if (direct && fcntl(fd, F_NOCACHE, 1) != 0) {
+    if (fstat(fd, &st) != 0) {
         int e = errno;
         close(fd);
-        return nd__fail_os(e, "fcntl F_NOCACHE '%s' in '%s'", name, nd__os_dir_path(dir));
+        return nd__fail_os(e, "fstat '%s' in '%s'", name, nd__os_dir_path(dir));
     }
-#elif !defined(O_DIRECT)
-    if (direct) {
+    if (!S_ISREG(st.st_mode)) {
         close(fd);
-        return nd__fail(ND_E_NOT_SUPPORTED, "open '%s': no direct I/O on this OS", name);
+        return nd__fail_os(S_ISDIR(st.st_mode) ? EISDIR : EACCES,
+                           "open '%s' in '%s': not a regular file", name, nd__os_dir_path(dir));
     }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl == -1 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+        int e = errno;
+        close(fd);
+        return nd__fail_os(e, "fcntl '%s' in '%s'", name, nd__os_dir_path(dir));
+    }
+    if (direct) {
+#if defined(__APPLE__)
+        /* macOS has no O_DIRECT: F_NOCACHE turns the page cache off for this descriptor */
+        int rc = fcntl(fd, F_NOCACHE, 1);
+#elif defined(O_DIRECT)
+        int rc = fcntl(fd, F_SETFL, (fl & ~O_NONBLOCK) | O_DIRECT);
+#else
+        int rc = -1;
+        errno = ENOTSUP;
 #endif
+        if (rc != 0) {
+            int e = errno;
+            if (mode == ND_OPEN_CREATE_NEW)
+                unlinkat(nd__posix_dir_fd(dir), name, 0); /* ours, and still empty */
+            close(fd);
+            nd__fail_os(e, "open '%s' in '%s' with direct I/O: the file system refuses it", name,
+                        nd__os_dir_path(dir));
+            return ND_E_NOT_SUPPORTED;
+        }
+    }
     *out = (nd_os_file)fd;
     return ND_OK;
+}
+
+/* Replacing creates a new file under a temporary name and renames it over the
+ * old one: readers that have the old file open or mapped keep reading it
+ * (truncating it in place would kill a mapped reader with SIGBUS), and the
+ * name never goes missing in between. */
+static int32_t open_replacing(nd_os_dir *dir, const char *name, int direct, nd_os_file *out)
+{
+    /* only a regular file is replaced: a planted symlink, FIFO or directory is
+     * refused as an open of it would be (a swap after this check can only make
+     * the rename replace a link itself, never touch what it points to) */
+    struct stat st;
+    if (fstatat(nd__posix_dir_fd(dir), name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        !S_ISREG(st.st_mode))
+        return nd__fail_os(S_ISLNK(st.st_mode) ? ELOOP : S_ISDIR(st.st_mode) ? EISDIR : EACCES,
+                           "replace '%s' in '%s': not a regular file%s", name,
+                           nd__os_dir_path(dir),
+                           S_ISLNK(st.st_mode) ? " (refusing a symbolic link)" : "");
+    static _Atomic unsigned counter;
+    char tmp[64];
+    int32_t rc = ND_E_EXISTS;
+    for (int attempt = 0; attempt < 16 && rc == ND_E_EXISTS; attempt++)
+        snprintf(tmp, sizeof tmp, ".nd-%ld-%u.tmp", (long)getpid(), atomic_fetch_add(&counter, 1)),
+            rc = open_exact(dir, tmp, ND_OPEN_CREATE_NEW, direct, out);
+    if (rc != ND_OK)
+        return rc;
+    int r;
+    do
+        r = ND_FAULT(ND_FAULT_RENAME) ? -1 : renameat(nd__posix_dir_fd(dir), tmp, nd__posix_dir_fd(dir), name);
+    while (r != 0 && errno == EINTR);
+    if (r != 0) {
+        int e = errno;
+        unlinkat(nd__posix_dir_fd(dir), tmp, 0);
+        close((int)*out);
+        *out = ND_OS_FILE_INVALID;
+        return nd__fail_os(e == EISDIR ? EISDIR : e, "replace '%s' in '%s'", name,
+                           nd__os_dir_path(dir));
+    }
+    return ND_OK;
+}
+
+int32_t nd__os_open_file(nd_os_dir *dir, const char *name, nd_open_mode mode, int direct,
+                         nd_os_file *out)
+{
+    if (mode == ND_OPEN_CREATE_REPLACE)
+        return open_replacing(dir, name, direct, out);
+    return open_exact(dir, name, mode, direct, out);
 }
 
 void nd__os_close_file(nd_os_file f)
@@ -200,8 +261,6 @@ int32_t nd__os_truncate(nd_os_file f, const char *what, int64_t len)
 
 int nd__posix_full_fsync(int fd)
 {
-    if (ND_FAULT(ND_FAULT_FSYNC))
-        return errno;
 #if defined(__APPLE__)
     /* fsync on macOS only reaches the drive's cache; F_FULLFSYNC flushes it.
      * Some file systems (SMB, FUSE) refuse it: fall back to a barrier, then fsync. */
@@ -214,7 +273,7 @@ int nd__posix_full_fsync(int fd)
 #endif
     int rc;
     do
-        rc = fsync(fd);
+        rc = ND_FAULT(ND_FAULT_FSYNC) ? -1 : fsync(fd);
     while (rc != 0 && errno == EINTR);
     return rc == 0 ? 0 : errno;
 }
