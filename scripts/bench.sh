@@ -14,9 +14,13 @@ cd "$(dirname "$0")/.."
 root=$PWD
 
 scripts/deps.sh
-# the benchmark needs the library and the bindings, not the test or cross builds
+# the benchmark needs the library and every binding (said explicitly, so that a
+# tree configured earlier without them gets them back), not the test or cross
+# builds; ND_BENCH_CMAKE_ARGS adds cache settings of the user's own
 cmake -S . -B build/bench -DCMAKE_BUILD_TYPE=Release -DND_BUILD_TESTS=OFF \
-      -DND_BUILD_SANITIZED_TESTS=OFF -DND_BUILD_CROSS=OFF >/dev/null
+      -DND_BUILD_SANITIZED_TESTS=OFF -DND_BUILD_CROSS=OFF \
+      -DND_BUILD_DOTNET=ON -DND_BUILD_JAVA=ON -DND_BUILD_PYTHON=ON \
+      ${ND_BENCH_CMAKE_ARGS:-} >/dev/null
 # the C benchmark first, so that a binding that fails to build cannot stop it
 cmake --build build/bench -j"$(nproc)" --target nd_bench
 failed=()
