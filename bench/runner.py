@@ -111,7 +111,8 @@ def markdown(suites, groups):
                "same run (lower is better; a baseline row is the limit itself).")
     met = [r.get("met") for rows in groups.values() for r in rows if r.get("met") is not None]
     out.append("Targets met: %d of %d. In the chart: blue = the baseline (1x), green = target met, "
-               "red = target missed, grey = no target." % (sum(1 for m in met if m), len(met)))
+               "red = target missed, grey = no target; a black dot marks the CPU-time ratio (what waiting "
+               "for a CPU on a busy machine cannot inflate)." % (sum(1 for m in met if m), len(met)))
     out.append("")
     for g, rows in groups.items():
         out.append("## %s" % g)
@@ -172,6 +173,9 @@ def chart(groups, path):
         for i, (g, bars) in enumerate(panels):
             data = os.path.join(tmp, "g%d.dat" % i)
             ratios = [v for _, v in bars]
+            ratios += [r["cpu_ratio"] for r, _ in bars
+                       if isinstance(r.get("cpu_ratio"), (int, float)) and r["cpu_ratio"] > 0]
+            has_cpu = False
             lo, hi = min(ratios + [1.0]), max(ratios + [1.0])
             log = hi / lo > 20
             with open(data, "w", encoding="utf-8") as fh:
@@ -181,11 +185,16 @@ def chart(groups, path):
                              {True: 0x2e9d43, False: 0xd03030}.get(r.get("met"), 0x999999))
                     # the label sits at the bar's outer end, clear of the bar itself
                     at = max(v, 1.0) if log else v
-                    fh.write("%d %.6g %d %s %.6g\n" % (k, v, color, gp_str(num(v, 2) + "x"), at))
+                    cpu = 1.0 if r.get("baseline") is None else r.get("cpu_ratio")
+                    cpu = "%.6g" % cpu if isinstance(cpu, (int, float)) and cpu > 0 else "NaN"
+                    has_cpu = has_cpu or cpu != "NaN"
+                    fh.write("%d %.6g %d %s %.6g %s\n" % (k, v, color, gp_str(num(v, 2) + "x"),
+                                                          at, cpu))
             frac = (len(bars) + 3) / total
             script += ["set origin 0,%.5f" % (top - frac), "set size 1,%.5f" % frac,
                        "set title %s" % gp_str(g + ": ratio to baseline (lower is better)"
-                                               + (", log scale" if log else "")),
+                                               + (", log scale" if log else "")
+                                               + ("; dot = CPU-time ratio" if has_cpu else "")),
                        "set yrange [%.1f:-0.6]" % (len(bars) - 0.4),
                        "set ytics (%s)" % ", ".join(
                            "%s %d" % (gp_str((r["suite"] + ": " if multi_suite else "")
@@ -196,10 +205,12 @@ def chart(groups, path):
             else:
                 script += ["unset logscale x", "set xrange [0:%g]" % (hi * 1.25)]
                 base = 0.0
-            script += ["set arrow 1 from 1,graph 0 to 1,graph 1 nohead dt 2 lc rgb '#000000'",
-                       "plot %s using (%g):1:(%g):2:($1-0.38):($1+0.38):3 with boxxyerror "
-                       "lc rgb variable, '' using 5:1:4 with labels left offset 0.5,0"
-                       % (gp_str(data), base, base)]
+            plot = ("plot %s using (%g):1:(%g):2:($1-0.38):($1+0.38):3 with boxxyerror "
+                    "lc rgb variable, '' using 5:1:4 with labels left offset 0.5,0"
+                    % (gp_str(data), base, base))
+            if has_cpu:
+                plot += ", '' using 6:1 with points pt 7 ps 0.7 lc rgb '#000000'"
+            script += ["set arrow 1 from 1,graph 0 to 1,graph 1 nohead dt 2 lc rgb '#000000'", plot]
             top -= frac
         script.append("unset multiplot")
         proc = subprocess.run([gnuplot], input="\n".join(script) + "\n", text=True,
