@@ -126,13 +126,21 @@ static int teardown(void **state)
     return 0;
 }
 
+static char planted_target[64];
+
 static void plant_link(arena *a, const char *name, const char *target_in_outside)
 {
     char *t = path2(a->outside, target_in_outside);
     char *l = path2(a->inside, name);
     assert_int_equal(symlink(t, l), 0);
+    snprintf(planted_target, sizeof(planted_target), "%s", target_in_outside);
     free(t);
     free(l);
+}
+
+static void relink(arena *a, const char *name)
+{
+    plant_link(a, name, planted_target);
 }
 
 /* The call must fail, and nothing it returned may be the secret. */
@@ -168,9 +176,7 @@ static void attack_name(arena *a, const char *name)
     assert_int_equal(nd_file_exists(a->dir, name), 0); /* a symlink is not a file here */
     refused(nd_file_length(a->dir, name, &len), "nd_file_length");
     refused(nd_create_output(a->dir, name, 0, &h), "nd_create_output");
-    refused(nd_create_output(a->dir, name, ND_IO_OVERWRITE, &h), "nd_create_output OVERWRITE");
-    refused(nd_create_output(a->dir, name, ND_IO_OVERWRITE | ND_IO_MERGE, &h),
-            "nd_create_output OVERWRITE|MERGE");
+    refused(nd_create_output(a->dir, name, ND_IO_MERGE, &h), "nd_create_output MERGE");
     refused(nd_fsync(a->dir, name), "nd_fsync");
     refused(nd_lock(a->dir, name, &h), "nd_lock");
     assert_true(link_still_there(a, name));
@@ -183,6 +189,28 @@ static void attack_name(arena *a, const char *name)
     for (int64_t off = 0; off < need; off += (int64_t)strlen(buf + off) + 1)
         assert_string_not_equal(buf + off, name);
     hostile_ops++;
+
+    /* OVERWRITE may refuse the link, or replace the link itself with a new regular
+     * file (a create-and-rename implementation does); it may never write through it */
+    const uint32_t overwrite[] = {ND_IO_OVERWRITE, ND_IO_OVERWRITE | ND_IO_MERGE};
+    for (int k = 0; k < 2; k++) {
+        hostile_ops++;
+        int32_t rc = nd_create_output(a->dir, name, overwrite[k], &h);
+        if (rc == ND_OK) {
+            assert_int_equal(nd_write_bytes(h, "mine", 4), 4);
+            assert_int_equal(nd_close(h), ND_OK);
+            char *p = path2(a->inside, name);
+            assert_true(rel_file_is(p, "mine", 4)); /* a regular file of our own now */
+            assert_int_equal(unlink(p), 0);
+            free(p);
+        } else if (rc != ND_E_ACCESS) {
+            fail_msg("nd_create_output OVERWRITE on a symlink: %s (%s)", nd_status_name(rc),
+                     nd_last_error_message());
+        }
+        expect_outside_untouched(a);
+        if (!link_still_there(a, name))
+            relink(a, name);
+    }
 
     /* renaming moves the link itself; deleting removes the link, never its target */
     hostile_ops += 2;

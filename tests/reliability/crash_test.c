@@ -9,12 +9,15 @@
  * this checks the protocol and the atomicity of each step, not power loss.
  *
  * usage: rel_crash WRITER [KILLS] [SECONDS]   (env ND_REL_SEED fixes the schedule)
+ * The time budget bounds the run on a slow machine; the count of kills is reported.
  */
 #ifndef _GNU_SOURCE
 #  define _GNU_SOURCE
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -35,7 +38,7 @@
 static const char *writer;
 static long max_kills = 300;
 static double max_seconds = 40;
-static long kills, synced_bytes_checked, renames_checked, states_checked;
+static long kills, synced_bytes_checked, renames_checked, states_checked, kill_steps;
 
 typedef struct {
     long log_bytes; /* last S for this generation */
@@ -50,40 +53,37 @@ static double now(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void read_acks(int fd, long gen, acks *a)
+/* Reads what the writer said into text (at most cap - 1 bytes), until it has
+ * said `lines` lines or closed the pipe or the deadline passed. Returns the
+ * bytes held. */
+static size_t read_lines(int fd, char *text, size_t used, size_t cap, long lines, double deadline)
 {
-    static char text[1 << 16];
-    size_t used = 0;
     for (;;) {
-        ssize_t n = read(fd, text + used, sizeof(text) - 1 - used);
+        long seen = 0;
+        for (size_t i = 0; i < used; i++)
+            seen += text[i] == '\n';
+        if (seen >= lines || used + 1 >= cap)
+            return used;
+        double left = deadline - now();
+        if (left <= 0)
+            return used;
+        struct pollfd p = {fd, POLLIN, 0};
+        int r = poll(&p, 1, (int)(left * 1000) + 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return used;
+        ssize_t n = read(fd, text + used, cap - 1 - used);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
-            break;
+            return used;
         used += (size_t)n;
-        /* keep only the unfinished last line once the buffer fills */
-        char *nl = memrchr(text, '\n', used);
-        if (used > sizeof(text) / 2 && nl != NULL) {
-            text[nl - text + 1] = '\0';
-            for (char *line = text; *line != '\0';) {
-                char *end = strchr(line, '\n');
-                *end = '\0';
-                long x, y;
-                if (sscanf(line, "S %ld %ld", &x, &y) == 2 && x == gen)
-                    a->log_bytes = y;
-                else if (sscanf(line, "P %ld", &x) == 1)
-                    a->prepared = x;
-                else if (sscanf(line, "R %ld", &x) == 1)
-                    a->renamed = x;
-                else
-                    fail_msg("writer said something odd: '%s'", line);
-                line = end + 1;
-            }
-            size_t rest = used - (size_t)(nl - text + 1);
-            memmove(text, nl + 1, rest);
-            used = rest;
-        }
     }
+}
+
+static void parse_acks(char *text, size_t used, long gen, acks *a)
+{
     text[used] = '\0';
     for (char *line = text; *line != '\0';) {
         char *end = strchr(line, '\n');
@@ -184,12 +184,20 @@ static void crash_loop(void **state)
             _exit(127);
         }
         close(p[1]);
-        /* 0-40 ms: from before main() to deep in the tenth round */
-        usleep((useconds_t)(rand() % 40000));
+        /* The kill lands after a random number of acknowledged steps (0-11: from before
+         * main() to the fourth round) plus 0-6 ms, so it falls inside every step of the
+         * protocol however fast or loaded the machine is. */
+        static char text[1 << 16];
+        long steps = rand() % 12;
+        useconds_t extra = (useconds_t)(rand() % 6000);
+        size_t used = read_lines(p[0], text, 0, sizeof(text), steps, now() + 10);
+        usleep(extra);
         kill(pid, SIGKILL);
-        a.log_bytes = 0;
-        read_acks(p[0], gen, &a);
+        used = read_lines(p[0], text, used, sizeof(text), LONG_MAX, now() + 10);
         close(p[0]);
+        a.log_bytes = 0;
+        parse_acks(text, used, gen, &a);
+        kill_steps += steps;
         int status;
         assert_int_equal(waitpid(pid, &status, 0), pid);
         if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
@@ -225,7 +233,8 @@ int main(int argc, char **argv)
     int failed = cmocka_run_group_tests_name("crash durability", tests, NULL, NULL);
     const char *result = failed ? "fail" : "pass";
     rel_count("crash_kills", kills, "kills", result,
-              "writer SIGKILLed at a random point (0-40 ms) in write/sync/rename/dir-sync rounds");
+              "writer SIGKILLed after a random number of acknowledged steps (0-11) + 0-6 ms, "
+              "inside write/sync/rename/dir-sync rounds");
     rel_count("crash_synced_bytes", synced_bytes_checked, "bytes", result,
               "bytes acknowledged by nd_output_sync (buffered and direct logs), all found intact");
     char what[200];

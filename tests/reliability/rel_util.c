@@ -128,13 +128,25 @@ int rel_file_is(const char *path, const void *data, size_t len)
     return same;
 }
 
+/* 8 pattern bytes per hash: byte o of a stream is byte (o % 8) of word_at(o / 8) */
+static uint64_t word_at(uint32_t seed, uint64_t index)
+{
+    uint64_t x = index * 0x9E3779B97F4A7C15ull ^ ((uint64_t)seed << 32 | seed);
+    x ^= x >> 29;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 32;
+    return x;
+}
+
 void rel_fill(uint8_t *dst, size_t len, uint32_t seed, uint64_t off)
 {
     /* a byte is a function of (seed, offset) alone, so any range can be checked alone */
-    for (size_t i = 0; i < len; i++) {
-        uint64_t x = (off + i) * 0x9E3779B97F4A7C15ull ^ ((uint64_t)seed << 17 | seed);
-        x ^= x >> 29;
-        dst[i] = (uint8_t)(x * 0xBF58476D1CE4E5B9ull >> 56);
+    size_t i = 0;
+    while (i < len) {
+        uint64_t o = off + i;
+        uint64_t w = word_at(seed, o >> 3);
+        for (unsigned b = (unsigned)(o & 7); b < 8 && i < len; b++, i++)
+            dst[i] = (uint8_t)(w >> (8 * b));
     }
 }
 

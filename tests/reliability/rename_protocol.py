@@ -21,6 +21,8 @@ import tempfile
 
 LINE = re.compile(r'^(?:\[pid\s+)?(\d+)\]?\s+(\w+)\((.*)\)\s+=\s+(-?\d+)')
 FD = re.compile(r'^(\d+)<([^>]*)>')
+# state.tmp renamed over state (not the library's own renames, e.g. a replacing create's)
+STATE_RENAME = re.compile(r'"state\.tmp",\s*[^,]+,\s*"state"')
 
 
 def count_line(case, count, unit, result, what):
@@ -82,7 +84,7 @@ def check(lines, d, rounds):
             last_write[path] = i
         elif name in ("fsync", "fdatasync") and ret == 0 and path:
             last_fsync[path] = i
-        elif name.startswith("rename") and ret == 0 and '"state.tmp"' in args:
+        elif name.startswith("rename") and ret == 0 and STATE_RENAME.search(args):
             renames += 1
             w, s = last_write.get(state_tmp, -1), last_fsync.get(state_tmp, -1)
             if s < 0 or s < w:

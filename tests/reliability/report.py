@@ -7,7 +7,10 @@ This script (run by ctest as rel_report, after every other reliability test)
 writes the table to OUT, and fails if any case failed. With --update-doc DOC
 it also replaces the table between the markers in DOC (docs/reliability.md).
 
-usage: report.py COUNTS_DIR OUT [--update-doc DOC] [--command TEXT]
+usage: report.py COUNTS_DIR OUT [--extra DIR]... [--update-doc DOC] [--command TEXT]
+
+--extra adds the counts of runs made apart from ctest (fuzz_long.sh writes
+its row into long-counts/ beside the ctest counts).
 """
 import datetime
 import os
@@ -71,6 +74,11 @@ def table(rows, command):
 def main(argv):
     args = list(argv)
     doc = command = None
+    extras = []
+    while "--extra" in args:
+        i = args.index("--extra")
+        extras.append(args[i + 1])
+        del args[i:i + 2]
     if "--update-doc" in args:
         i = args.index("--update-doc")
         doc = args[i + 1]
@@ -83,7 +91,10 @@ def main(argv):
         print(__doc__, file=sys.stderr)
         return 2
     counts_dir, out_path = args
-    rows = read_counts(counts_dir)
+    rows = {}
+    for d in extras:
+        rows.update(read_counts(d))
+    rows.update(read_counts(counts_dir))
     text = table(rows, command or "ctest -L reliability")
     with open(out_path, "w", encoding="utf-8") as f:
         f.write("# Reliability counts\n\n" + text)

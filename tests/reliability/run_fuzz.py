@@ -40,7 +40,7 @@ def main(argv):
                ASAN_OPTIONS="abort_on_error=1:detect_leaks=1:allocator_may_return_null=1",
                UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
     cmd = [fuzzer, f"-max_total_time={seconds}", "-timeout=20", "-rss_limit_mb=2048",
-           "-max_len=4096", "-print_final_stats=1", f"-artifact_prefix={artifacts}"] + extra + \
+           "-max_len=1024", "-len_control=0", "-print_final_stats=1", f"-artifact_prefix={artifacts}"] + extra + \
           [corpus, seeds]
     print("running:", " ".join(cmd), flush=True)
     run = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -62,7 +62,7 @@ def main(argv):
     bad = run.returncode != 0 or "ERROR: AddressSanitizer" in out or "runtime error:" in out \
         or "MODEL MISMATCH" in out or runs == 0
     print(tail)
-    what = (f"{seconds} s of random API sequences: {st.get('calls', 0):,} calls, "
+    what = (f"{os.environ.get('ND_FUZZ_LABEL', '')}{seconds} s of random API sequences: {st.get('calls', 0):,} calls, "
             f"{st.get('hostile', 0):,} expected to fail ({st.get('bad_handles', 0):,} "
             f"forged/stale/wrong-kind handles, {st.get('bad_names', 0):,} hostile names, "
             f"{st.get('bad_ranges', 0):,} bad offsets/lengths); "
