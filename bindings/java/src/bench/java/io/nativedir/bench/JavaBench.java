@@ -328,7 +328,9 @@ public final class JavaBench {
       }
       return s;
     });
-    row(g, "nativedir readByte (buffered)", mbb1, null, note, byteSum, () -> {
+    row(g, "nativedir readByte (buffered)", mbb1, null,
+        note + "; a native refill every 64 KiB, and the loop around a call cannot be optimised as"
+            + " the mapped one is", byteSum, () -> {
       long s = 0;
       sequential.seek(0);
       for (long i = 0; i < size; i++) {
@@ -424,7 +426,9 @@ public final class JavaBench {
       }
       return writeSum;
     });
-    row(g, "nativedir write(byte[]) (merge: direct I/O)", fcw, null, note, writeSum, () -> {
+    row(g, "nativedir write(byte[]) (merge: direct I/O)", fcw, null,
+        note + "; direct I/O: the bytes reach the device instead of the page cache, which MERGE"
+            + " exists to leave alone", writeSum, () -> {
       try (NativeOutput out = nd.createOutput("w-merge", IOFlag.OVERWRITE, IOFlag.MERGE)) {
         for (long done = 0; done + CHUNK <= size; done += CHUNK) {
           out.write(src);
