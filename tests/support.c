@@ -33,6 +33,29 @@
 
 /* ---- paths and directories ---- */
 
+#ifdef _WIN32
+/* The C runtime's narrow calls read paths in the ANSI code page, but the
+ * library's names are UTF-8: the tests use the wide calls on converted paths. */
+static wchar_t *wide(const char *s, wchar_t *buf, size_t cap)
+{
+    if (MultiByteToWideChar(CP_UTF8, 0, s, -1, buf, (int)cap) == 0)
+        buf[0] = L'\0';
+    return buf;
+}
+#  define WPATH(p) wide((p), (wchar_t[TST_PATH_MAX]){0}, TST_PATH_MAX)
+
+static FILE *open_path(const char *path, const char *mode)
+{
+    wchar_t wmode[8];
+    return _wfopen(WPATH(path), wide(mode, wmode, 8));
+}
+#else
+static FILE *open_path(const char *path, const char *mode)
+{
+    return fopen(path, mode);
+}
+#endif
+
 char *tst_join(char *out, size_t cap, const char *dir, const char *name)
 {
     int n = snprintf(out, cap, "%s/%s", dir, name);
@@ -46,7 +69,7 @@ char *tst_join(char *out, size_t cap, const char *dir, const char *name)
 int tst_mkdir(const char *path)
 {
 #ifdef _WIN32
-    return _mkdir(path);
+    return _wmkdir(WPATH(path));
 #else
     return mkdir(path, 0777);
 #endif
@@ -75,7 +98,7 @@ int tst_make_temp_dir(char *out, size_t cap)
     for (int attempt = 0; attempt < 100; attempt++) {
         snprintf(out, cap, "%s/nd-test-%lu-%u-%u", base, (unsigned long)GetCurrentProcessId(),
                  (unsigned)GetTickCount(), counter++);
-        if (_mkdir(out) == 0)
+        if (tst_mkdir(out) == 0)
             return 0;
     }
     return -1;
@@ -88,23 +111,33 @@ int tst_make_temp_dir(char *out, size_t cap)
 }
 
 #ifdef _WIN32
-void tst_remove_tree(const char *path)
+static void remove_tree_w(const wchar_t *path)
 {
-    DIR *d = opendir(path);
+    _WDIR *d = _wopendir(path);
     if (d == NULL) {
-        _chmod(path, _S_IREAD | _S_IWRITE);
-        remove(path);
+        _wchmod(path, _S_IREAD | _S_IWRITE);
+        _wremove(path);
         return;
     }
-    struct dirent *de;
-    char child[TST_PATH_MAX];
-    while ((de = readdir(d)) != NULL) {
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+    struct _wdirent *de;
+    wchar_t child[TST_PATH_MAX];
+    while ((de = _wreaddir(d)) != NULL) {
+        if (wcscmp(de->d_name, L".") == 0 || wcscmp(de->d_name, L"..") == 0)
             continue;
-        tst_remove_tree(tst_join(child, sizeof(child), path, de->d_name));
+        if (wcslen(path) + wcslen(de->d_name) + 2 > TST_PATH_MAX)
+            continue;
+        wcscpy(child, path);
+        wcscat(child, L"/");
+        wcscat(child, de->d_name);
+        remove_tree_w(child);
     }
-    closedir(d);
-    _rmdir(path);
+    _wclosedir(d);
+    _wrmdir(path);
+}
+
+void tst_remove_tree(const char *path)
+{
+    remove_tree_w(WPATH(path));
 }
 #else
 static int remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
@@ -163,7 +196,7 @@ int tst_teardown(void **state)
 
 int tst_write_file(const char *path, const void *data, size_t len)
 {
-    FILE *f = fopen(path, "wb");
+    FILE *f = open_path(path, "wb");
     if (f == NULL)
         return -1;
     size_t done = len == 0 ? 0 : fwrite(data, 1, len, f);
@@ -173,7 +206,7 @@ int tst_write_file(const char *path, const void *data, size_t len)
 
 uint8_t *tst_read_file(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
+    FILE *f = open_path(path, "rb");
     if (f == NULL)
         return NULL;
     size_t cap = 4096, used = 0;
@@ -201,25 +234,32 @@ uint8_t *tst_read_file(const char *path, size_t *len)
 
 int tst_path_exists(const char *path)
 {
-    struct stat st;
 #ifdef _WIN32
-    return stat(path, &st) == 0;
+    struct _stat64 st;
+    return _wstat64(WPATH(path), &st) == 0;
 #else
+    struct stat st;
     return lstat(path, &st) == 0;
 #endif
 }
 
 int64_t tst_file_size(const char *path)
 {
+#ifdef _WIN32
+    struct _stat64 st;
+    if (_wstat64(WPATH(path), &st) != 0)
+        return -1;
+#else
     struct stat st;
     if (stat(path, &st) != 0)
         return -1;
+#endif
     return (int64_t)st.st_size;
 }
 
 int tst_write_at(const char *path, int64_t offset, const void *data, size_t len)
 {
-    FILE *f = fopen(path, "r+b");
+    FILE *f = open_path(path, "r+b");
     if (f == NULL)
         return -1;
 #ifdef _WIN32
@@ -235,7 +275,7 @@ int tst_write_at(const char *path, int64_t offset, const void *data, size_t len)
 int tst_chdir(const char *path)
 {
 #ifdef _WIN32
-    return _chdir(path);
+    return _wchdir(WPATH(path));
 #else
     return chdir(path);
 #endif
@@ -244,9 +284,9 @@ int tst_chdir(const char *path)
 int tst_truncate(const char *path, int64_t len)
 {
 #ifdef _WIN32
-    FILE *f = fopen(path, "r+b");
+    FILE *f = open_path(path, "r+b");
     if (f == NULL)
-        f = fopen(path, "wb");
+        f = open_path(path, "wb");
     if (f == NULL)
         return -1;
     int rc = _chsize_s(_fileno(f), len);

@@ -163,7 +163,9 @@ static void unicode_names_round_trip(void **state)
         "_0.cfs",
         "segments_1",
         ".hidden",
-        "...",
+#ifndef _WIN32
+        "...", /* Windows strips trailing dots, so it refuses this name (see below) */
+#endif
         "a b",
     };
     size_t total = 0;
@@ -185,7 +187,7 @@ static void windows_only_names_are_refused(void **state)
 {
     tst_env *env = *state;
     static const char *const win_bad[] = {"a:b", "CON", "con.txt", "NUL", "LPT1", "COM9.log",
-                                          "trailing.", "trailing ", "q?", "star*", "pipe|"};
+                                          "trailing.", "trailing ", "q?", "star*", "pipe|", "..."};
     for (size_t i = 0; i < sizeof(win_bad) / sizeof(win_bad[0]); i++)
         refused_everywhere(env, win_bad[i], ND_E_INVALID_NAME, 1);
 }

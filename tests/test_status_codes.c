@@ -105,8 +105,14 @@ static void busy_ring(void **state)
     char path[TST_PATH_MAX];
     assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "f"), "0123456789", 10), 0);
     nd_handle in, ring;
+    int32_t rc = nd_ring_open(1, 0, &ring);
+    if (rc == ND_E_NOT_SUPPORTED) {
+        unavailable[-ND_E_BUSY] = "this platform has no asynchronous reads yet";
+        tst_loud_skip("ND_E_BUSY (a full ring)", unavailable[-ND_E_BUSY]);
+        skip();
+    }
+    EXPECT(ND_OK, rc);
     EXPECT(ND_OK, nd_open_input(env->dir, "f", 0, &in));
-    EXPECT(ND_OK, nd_ring_open(1, 0, &ring));
     uint8_t a[4], b[4];
     EXPECT(ND_OK, nd_ring_submit_read(ring, in, 0, a, 4, 1));
     /* a read stays in flight until it is reaped, done or not: the one slot is taken */
