@@ -9,6 +9,10 @@
 
 #include "support.h"
 
+#ifndef _WIN32
+#  include <unistd.h>
+#endif
+
 static void second_handle_in_process_is_refused(void **state)
 {
     tst_env *env = *state;
@@ -56,7 +60,42 @@ static void lock_file_is_created_and_left(void **state)
     assert_status(ND_E_BAD_HANDLE, nd_close(l));
 }
 
+static void only_regular_files_are_locks(void **state)
+{
+    tst_env *env = *state;
+    char path[TST_PATH_MAX];
+    nd_handle l = 5;
+    assert_int_equal(tst_mkdir(tst_join(path, sizeof(path), env->dir_path, "dirlock")), 0);
+    assert_status(ND_E_ACCESS, nd_lock(env->dir, "dirlock", &l));
+    assert_int_equal(l, 0);
+    assert_true(tst_path_exists(path));
+}
+
 #ifndef _WIN32
+/* POSIX only: FIFOs do not exist on Windows. A FIFO is no lock file: locking
+ * it would "succeed" on something no other process opens the same way. */
+static int fifo_lock_child(void *ctx)
+{
+    tst_env *env = ctx;
+    alarm(5);
+    nd_handle l;
+    int32_t rc = nd_lock(env->dir, "fifo.lock", &l);
+    if (rc == ND_OK)
+        return 1;
+    return rc == ND_E_ACCESS ? 0 : 2;
+}
+
+static void fifos_are_not_locks(void **state)
+{
+    tst_env *env = *state;
+    char path[TST_PATH_MAX];
+    assert_int_equal(tst_mkfifo(tst_join(path, sizeof(path), env->dir_path, "fifo.lock")), 0);
+    int rc = tst_run_child(fifo_lock_child, env);
+    if (rc == 1)
+        fail_msg("nd_lock took a lock on a FIFO instead of refusing a non-regular file");
+    assert_int_equal(rc, 0);
+}
+
 /* Another process, POSIX only (fork): the Windows build checks the same rule with
  * LockFileEx and would need CreateProcess to run a second process. */
 
@@ -162,7 +201,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(second_handle_in_process_is_refused, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(lock_file_is_created_and_left, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(only_regular_files_are_locks, tst_setup, tst_teardown),
 #ifndef _WIN32
+        cmocka_unit_test_setup_teardown(fifos_are_not_locks, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(another_process_is_refused, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(holder_death_releases, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(forked_child_does_not_share_the_lock, tst_setup, tst_teardown),
