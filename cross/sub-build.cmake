@@ -94,15 +94,24 @@ if(PLATFORM STREQUAL "win64")
 else()
   set(lib_name libnativedir.so)
 endif()
-if(NOT EXISTS ${bin}/CMakeCache.txt)
+set(configure_args -S ${SOURCE} -B ${bin} -G "Unix Makefiles" -DCMAKE_TOOLCHAIN_FILE=${TOOLCHAIN}
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DND_CROSS_DEPS=${deps} -DND_CROSS_WINEPREFIX=${WORK}/wineprefix
+    -DZLIB_LIBRARY=${zlib_lib} -DZLIB_INCLUDE_DIR=${deps}/include
+    -DND_BUILD_CROSS=ON -DND_BUILD_DOTNET=OFF -DND_BUILD_JAVA=OFF -DND_BUILD_PYTHON=OFF
+    -DND_BUILD_BENCH=OFF -DND_BUILD_SANITIZED_TESTS=OFF -DND_BUILD_TESTS=${C_SUITE})
+# configure once, and again only when these settings change (the build
+# itself re-runs CMake when a CMakeLists.txt changes)
+set(stamp ${WORK}/configure-args.txt)
+set(previous "")
+if(EXISTS ${stamp} AND EXISTS ${bin}/CMakeCache.txt)
+  file(READ ${stamp} previous)
+endif()
+if(NOT previous STREQUAL "${configure_args}")
   step("configuring nativedir"
        ${CMAKE_COMMAND} -E env PKG_CONFIG_LIBDIR=${deps}/lib/pkgconfig:${deps}/share/pkgconfig
                                PKG_CONFIG_PATH=
-       ${CMAKE_COMMAND} -S ${SOURCE} -B ${bin} -G "Unix Makefiles" -DCMAKE_TOOLCHAIN_FILE=${TOOLCHAIN}
-       -DCMAKE_BUILD_TYPE=RelWithDebInfo -DND_CROSS_DEPS=${deps} -DND_CROSS_WINEPREFIX=${WORK}/wineprefix
-       -DZLIB_LIBRARY=${zlib_lib} -DZLIB_INCLUDE_DIR=${deps}/include
-       -DND_BUILD_CROSS=ON -DND_BUILD_DOTNET=OFF -DND_BUILD_JAVA=OFF -DND_BUILD_PYTHON=OFF
-       -DND_BUILD_BENCH=OFF -DND_BUILD_SANITIZED_TESTS=OFF -DND_BUILD_TESTS=${C_SUITE})
+       ${CMAKE_COMMAND} ${configure_args})
+  file(WRITE ${stamp} "${configure_args}")
 endif()
 # keep going past a program that does not build for this target: every test
 # that did build still runs, and the failure is a test of its own
