@@ -31,7 +31,8 @@ static const strategy_case strategies[] = {
 #define N_STRATEGIES (sizeof(strategies) / sizeof(strategies[0]))
 
 /* Sizes around every buffer and block edge the strategies have. */
-static const size_t sizes[] = {0, 1, 511, 4095, 4096, 4097, 65537, 262144 + 17, (1u << 20) + 3};
+static const size_t sizes[] = {0, 1, 511, 4095, 4096, 4097, 16384, 65537,
+                               262144, 262144 + 17, 1u << 20, (1u << 20) + 3};
 #define N_SIZES (sizeof(sizes) / sizeof(sizes[0]))
 
 static uint8_t *put_random(tst_env *env, const char *name, size_t len, uint64_t seed)

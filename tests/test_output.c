@@ -20,7 +20,8 @@ static const uint32_t out_flags[] = {0, ND_IO_SEQUENTIAL, ND_IO_MERGE, ND_IO_MER
 static const uint32_t in_flags[] = {0, ND_IO_RANDOM, ND_IO_SEQUENTIAL, ND_IO_MMAP,
                                     ND_IO_MMAP | ND_IO_PRELOAD, ND_IO_MERGE};
 #define N_IN (sizeof(in_flags) / sizeof(in_flags[0]))
-static const size_t sizes[] = {0, 1, 511, 4097, (1u << 20) + 3};
+/* the sizes, and the exact buffer sizes (64 KiB buffered, 1 MiB direct) */
+static const size_t sizes[] = {0, 1, 511, 4097, (1u << 20) + 3, 65536, 1u << 20};
 #define N_SIZES (sizeof(sizes) / sizeof(sizes[0]))
 
 enum write_mode { ONE_CALL, ODD_CHUNKS, BYTE_BY_BYTE, MIXED };
