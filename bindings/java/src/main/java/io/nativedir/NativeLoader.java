@@ -22,6 +22,7 @@ public final class NativeLoader {
 
   private static final String NAME = "nativedir_jni";
   private static boolean loaded;
+  private static String loadedFrom;
 
   private NativeLoader() {}
 
@@ -33,10 +34,12 @@ public final class NativeLoader {
     List<String> tried = new ArrayList<>();
     String explicit = System.getProperty(LIBRARY_PROPERTY);
     if (explicit != null) {
-      System.load(new File(explicit).getAbsolutePath());
+      loadedFrom = new File(explicit).getAbsolutePath();
+      System.load(loadedFrom);
     } else if (!loadBesideCode(tried)) {
       try {
         System.loadLibrary(NAME);
+        loadedFrom = "java.library.path";
       } catch (UnsatisfiedLinkError e) {
         tried.add("java.library.path=" + System.getProperty("java.library.path"));
         UnsatisfiedLinkError err = new UnsatisfiedLinkError(
@@ -53,6 +56,13 @@ public final class NativeLoader {
       throw new UnsatisfiedLinkError("nativedir: the loaded library implements ABI " + abi
           + ", this jar was built for ABI " + nativedirConstants.ND_ABI_VERSION);
     }
+  }
+
+  /** Prints which library was loaded and its version: {@code java -cp nativedir.jar io.nativedir.NativeLoader}. */
+  public static void main(String[] args) {
+    load();
+    System.out.println("nativedir " + nativedir.nd_version() + " (ABI " + nativedir.nd_abi_version()
+        + ") from " + loadedFrom);
   }
 
   private static boolean loadBesideCode(List<String> tried) {
@@ -75,7 +85,8 @@ public final class NativeLoader {
       File candidate = new File(d, System.mapLibraryName(NAME));
       tried.add(candidate.getPath());
       if (candidate.isFile()) {
-        System.load(candidate.getAbsolutePath());
+        loadedFrom = candidate.getAbsolutePath();
+        System.load(loadedFrom);
         return true;
       }
     }
