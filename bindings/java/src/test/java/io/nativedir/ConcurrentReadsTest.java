@@ -92,11 +92,19 @@ public class ConcurrentReadsTest {
         for (int round = 0; round < 20; round++) {
           NativeInput in = dir.openInput("f", flags);
           AtomicReference<Throwable> failure = new AtomicReference<>();
+          boolean cursor = round % 2 == 1; // positional reads, then byte-at-a-time cursor reads
           Thread reader = new Thread(() -> {
             byte[] arr = new byte[4096];
             try {
               for (long i = 0; ; i = (i + 4096) % (SIZE - 4096)) {
-                in.read(i, arr);
+                if (cursor) {
+                  in.seek(i);
+                  for (int k = 0; k < 4096; k++) {
+                    in.readByte();
+                  }
+                } else {
+                  in.read(i, arr);
+                }
               }
             } catch (IllegalStateException expectedOnClose) {
               // what a read after (or racing with) close must get
