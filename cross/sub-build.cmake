@@ -102,6 +102,14 @@ set(configure_args -S ${SOURCE} -B ${bin} -G "Unix Makefiles" -DCMAKE_TOOLCHAIN_
 # configure once, and again only when these settings change (the build
 # itself re-runs CMake when a CMakeLists.txt changes)
 set(stamp ${WORK}/configure-args.txt)
+if(EXISTS ${bin}/CMakeCache.txt)
+  # a build tree configured from another source tree cannot be reused
+  file(STRINGS ${bin}/CMakeCache.txt home REGEX "^CMAKE_HOME_DIRECTORY:INTERNAL=")
+  string(REPLACE "CMAKE_HOME_DIRECTORY:INTERNAL=" "" home "${home}")
+  if(NOT home STREQUAL SOURCE)
+    file(REMOVE_RECURSE ${bin})
+  endif()
+endif()
 set(previous "")
 if(EXISTS ${stamp} AND EXISTS ${bin}/CMakeCache.txt)
   file(READ ${stamp} previous)
