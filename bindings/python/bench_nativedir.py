@@ -18,7 +18,7 @@ after warm-up rounds; medians, minimum and maximum are reported and written
 as ``python.json`` in the shared format (see bench/suites.d/README.md).
 
     PYTHONPATH=build/<dir>/bindings/python/pkg /usr/bin/python3 bindings/python/bench_nativedir.py
-        [--size-mib 64] [--runs 15] [--quick] [--dir SCRATCH] [--out RESULTS_DIR]
+        [--size-mib 64] [--runs 15] [--quick] [--clock wall|cpu] [--dir SCRATCH] [--out RESULTS_DIR]
 """
 from __future__ import annotations
 
@@ -58,6 +58,7 @@ class Bench:
         self.size = args.size_mib * MIB
         self.rows: List[dict] = []
         self.load_start = round(os.getloadavg()[0], 2)
+        self._warm_buf = bytearray(4 * MIB)
         self.dir = args.dir
         self.path = str(self.dir / DATA)
         self.nd = nativedir.Directory(self.dir, create=True)
@@ -67,20 +68,32 @@ class Bench:
 
     # ---- measuring ----
 
-    def group(self, name: str, variants: Dict[str, Callable[[], None]], runs: int) -> Dict[str, List[float]]:
-        """Times every variant `runs` times (ms), interleaved, after two warm-up rounds."""
+    def group(self, name: str, variants: Dict[str, Callable[[], None]], runs: int,
+              wall: bool = False, prepare: Optional[Callable[[], None]] = None
+              ) -> Dict[str, List[float]]:
+        """Times every variant `runs` times (ms), interleaved, after two warm-up rounds.
+
+        With ``--clock cpu`` single-threaded groups count this thread's CPU
+        time: on a machine shared with other work, wall time also counts the
+        waits for a CPU. Multi-threaded groups always use wall time (`wall`).
+        `prepare` (default: warm the page cache) runs before every timed run,
+        untimed.
+        """
+        prepare = prepare or self.warm
+        clock = time.perf_counter_ns if wall or self.args.clock == "wall" else time.thread_time_ns
         times: Dict[str, List[float]] = {v: [] for v in variants}
         order = list(variants)
         for round_no in range(runs + 2):
             # rotate who goes first so drift (cache, CPU clocks) hits all alike
             shift = round_no % len(order)
             for v in order[shift:] + order[:shift]:
+                prepare()
                 gc.collect()
                 gc.disable()
                 try:
-                    t0 = time.perf_counter_ns()
+                    t0 = clock()
                     variants[v]()
-                    elapsed = time.perf_counter_ns() - t0
+                    elapsed = clock() - t0
                 finally:
                     gc.enable()
                 if round_no >= 2:
@@ -93,6 +106,8 @@ class Bench:
             target: Optional[str], note: str, **extra: object) -> dict:
         t = times[name]
         med = statistics.median(t)
+        if self.args.clock == "cpu" and group != "ConcurrentCloneReads":
+            note += "; CPU time of the thread (--clock cpu)"
         r: dict = {"group": group, "name": name, "unit": "ms", "median": round(med, 4),
                    "min": round(min(t), 4), "max": round(max(t), 4), "runs": len(t),
                    "baseline": baseline, "ratio": None, "target": target, "met": None,
@@ -118,9 +133,17 @@ class Bench:
             for i in range(self.size // MIB):
                 out.write(block[i % 251:] + block[:i % 251])  # no two MiB alike
             out.sync()
-        # warm the page cache: every read group measures reads from memory
-        with open(self.path, "rb") as f:
-            while f.read(8 * MIB):
+        self.warm()
+
+    def warm(self) -> None:
+        """Brings the whole file back into the page cache.
+
+        Every read group measures reads from memory, and a machine may evict
+        idle file pages at any time (proactive reclaim): re-read before each run.
+        """
+        buf = self._warm_buf
+        with io.FileIO(self.path, "r") as f:
+            while f.readinto(buf):
                 pass
 
     # ---- groups ----
@@ -142,7 +165,7 @@ class Bench:
                     out.write(chunk)
 
         variants = {"io.FileIO.write (1 MiB)": fileio, "nativedir Output.write (1 MiB)": native}
-        t = self.group("Write", variants, self.args.runs)
+        t = self.group("Write", variants, self.args.runs, prepare=lambda: None)
         note = f"{self.args.size_mib} MiB in 1 MiB writes, no fsync, file replaced each run"
         self.row("Write", "io.FileIO.write (1 MiB)", t, None, None, note)
         self.row("Write", "nativedir Output.write (1 MiB)", t, "io.FileIO.write (1 MiB)", None, note)
@@ -236,10 +259,16 @@ class Bench:
                 for off in offs:
                     buf[:] = nd_view[off:off + 4096]
 
+            def warm_maps() -> None:
+                # page cache, then one byte per page so both mappings have their page tables
+                self.warm()
+                bytes(mm_view[::4096])
+                bytes(nd_view[::4096])
+
             base = "mmap module: buf[:] = view[off:off+4096]"
             variants = {base: mm_random, "nativedir mapped readinto_at": nd_random_readinto,
                         "nativedir memoryview(): buf[:] = view[off:off+4096]": nd_random_view}
-            t = self.group("ReadMapped", variants, self.args.runs)
+            t = self.group("ReadMapped", variants, self.args.runs, prepare=warm_maps)
             note = f"{len(offs)} copies of 4 KiB at random offsets of a mapping, pages resident"
             self.row("ReadMapped", base, t, None, None, note)
             for v in list(variants)[1:]:
@@ -265,7 +294,7 @@ class Bench:
             base = "mmap module scan: big[:] = view[off:off+64K]"
             variants = {base: mm_scan, "nativedir memoryview() scan": nd_scan,
                         "nativedir mapped readinto_at scan": nd_scan_readinto}
-            t = self.group("ReadMapped", variants, self.args.runs)
+            t = self.group("ReadMapped", variants, self.args.runs, prepare=warm_maps)
             note = f"whole {self.args.size_mib} MiB mapping copied in 64 KiB slices"
             self.row("ReadMapped", base, t, None, None, note)
             for v in list(variants)[1:]:
@@ -317,7 +346,7 @@ class Bench:
                 one = f"1 thread, 2 x work ({label})"
                 two = f"2 threads, 1 x work each ({label})"
                 t = self.group("ConcurrentCloneReads", {one: one_thread, two: two_threads},
-                               self.args.runs)
+                               self.args.runs, wall=True)
                 speedup = statistics.median(t[one]) / statistics.median(t[two])
                 self.row("ConcurrentCloneReads", one, t, None, None, note)
                 self.row("ConcurrentCloneReads", two, t, one, "< 1.0",
@@ -336,7 +365,7 @@ class Bench:
                "host": f"{u.sysname} {u.release} {u.machine}",
                "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                "python": sys.version.split()[0], "library": nativedir.library_version(),
-               "cpus": os.cpu_count(), "loadavg_start": self.load_start,
+               "clock": self.args.clock, "cpus": os.cpu_count(), "loadavg_start": self.load_start,
                "loadavg_end": round(os.getloadavg()[0], 2),
                "results": self.rows}
         self.args.out.mkdir(parents=True, exist_ok=True)
@@ -372,6 +401,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--dir", type=Path, default=Path(default_dir), help="scratch directory (a real disk)")
     ap.add_argument("--out", type=Path, default=Path(default_out), help="results directory")
     ap.add_argument("--only", action="append", help="run only these groups (repeatable)")
+    ap.add_argument("--clock", choices=("wall", "cpu"), default=os.environ.get("ND_BENCH_CLOCK", "wall"),
+                    help="wall time (default), or this thread's CPU time for single-threaded "
+                         "groups: steadier on a machine busy with other work")
     args = ap.parse_args(argv)
     args.size_mib = args.size_mib or (8 if args.quick else 64)
     args.runs = args.runs or (5 if args.quick else 15)

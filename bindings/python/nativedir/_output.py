@@ -27,6 +27,8 @@ class Output(io.RawIOBase):
     ``io.BufferedWriter(output)`` works. One writer at a time.
     """
 
+    __slots__ = ("_h", "_name")  # cheaper attribute reads on the hot path
+
     def __init__(self, handle: int, name: str) -> None:
         # created by Directory.create_output, which owns `handle` until here
         super().__init__()
