@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -420,6 +421,60 @@ static void rename_fault(void **state)
     assert_true(file_is(fx, "a", "old", 3));
 }
 
+/* A replacing create (OVERWRITE) makes a new file aside and renames it over the
+ * old one: a fault in either step leaves the old file whole and nothing else. */
+static int only_entry_is(fixture *fx, const char *name)
+{
+    char buf[256];
+    int64_t need = nd_list(fx->dir, buf, sizeof(buf));
+    int count = 0;
+    struct stat st;
+    char *p = path_of(fx, name);
+    int there = stat(p, &st) == 0;
+    free(p);
+    /* nd_list hides nothing a temporary could hide behind: ask the file system too */
+    DIR *d = opendir(fx->root);
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL)
+        if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+            count++;
+    closedir(d);
+    return there && count == 1 && need == (int64_t)strlen(name) + 1;
+}
+
+static void replace_fault(fixture *fx, nd_fault_point point)
+{
+    scenarios[point]++;
+    put_file(fx, "seg", "old bytes", 9);
+    nd_handle out = 7;
+    nd__fault_set(point, 1, fx->ec->err, ND_FAULT_MODE_FAIL);
+    int32_t rc = nd_create_output(fx->dir, "seg", ND_IO_OVERWRITE, &out);
+    assert_int_equal(nd__fault_injected(point), 1);
+    expect_status(rc, fx->ec->status);
+    if (rc == ND_OK) {
+        expect_status(nd_write_bytes(out, "new", 3), 3);
+        expect_status(nd_close(out), ND_OK);
+        assert_true(file_is(fx, "seg", "new", 3));
+    } else {
+        assert_int_equal(out, 0);
+        expect_message("nd_create_output", point == ND_FAULT_OPEN ? "open" : "replace", "seg",
+                       fx->ec->err);
+        assert_true(file_is(fx, "seg", "old bytes", 9)); /* the old file, whole */
+    }
+    if (!only_entry_is(fx, "seg"))
+        fail_msg("a replacing create left something beside 'seg'");
+}
+
+static void replace_open_fault(void **state)
+{
+    replace_fault(*state, ND_FAULT_OPEN);
+}
+
+static void replace_rename_fault(void **state)
+{
+    replace_fault(*state, ND_FAULT_RENAME);
+}
+
 /* ---- short transfers ---------------------------------------------------- */
 
 static void short_reads(void **state)
@@ -485,7 +540,8 @@ static void report(const char *case_id, nd_fault_point p, int failures, const ch
 
 int main(void)
 {
-    const struct CMUnitTest open_tests[] = {PER_ERRNO(open_create), PER_ERRNO(open_input)};
+    const struct CMUnitTest open_tests[] = {PER_ERRNO(open_create), PER_ERRNO(open_input),
+                                            PER_ERRNO(replace_open_fault)};
     const struct CMUnitTest read_tests[] = {PER_ERRNO(read_bytes_buffered_strategy),
                                             PER_ERRNO(read_bytes_merge_strategy),
                                             PER_ERRNO(read_cursor)};
@@ -494,7 +550,8 @@ int main(void)
                                              PER_ERRNO(write_in_close)};
     const struct CMUnitTest fsync_tests[] = {PER_ERRNO(fsync_output), PER_ERRNO(fsync_by_name),
                                              PER_ERRNO(fsync_dir)};
-    const struct CMUnitTest rename_tests[] = {PER_ERRNO(rename_fault)};
+    const struct CMUnitTest rename_tests[] = {PER_ERRNO(rename_fault),
+                                              PER_ERRNO(replace_rename_fault)};
     const struct CMUnitTest short_tests[] = {
         cmocka_unit_test_setup_teardown(short_reads, setup, teardown),
         cmocka_unit_test_setup_teardown(short_writes_buffered, setup, teardown),
@@ -504,7 +561,8 @@ int main(void)
     long before_short[ND_FAULT_POINTS];
 
     f = cmocka_run_group_tests_name("open faults", open_tests, NULL, NULL);
-    report("fault_open", ND_FAULT_OPEN, f, "open fails: nd_create_output, nd_open_input");
+    report("fault_open", ND_FAULT_OPEN, f,
+           "open fails: nd_create_output (new and replacing), nd_open_input");
     failed += f;
     f = cmocka_run_group_tests_name("read faults", read_tests, NULL, NULL);
     report("fault_read", ND_FAULT_READ, f,
@@ -518,7 +576,8 @@ int main(void)
     report("fault_fsync", ND_FAULT_FSYNC, f, "fsync fails: nd_output_sync, nd_fsync, nd_sync_dir");
     failed += f;
     f = cmocka_run_group_tests_name("rename faults", rename_tests, NULL, NULL);
-    report("fault_rename", ND_FAULT_RENAME, f, "rename fails: nd_rename over an existing file");
+    report("fault_rename", ND_FAULT_RENAME, f,
+           "rename fails: nd_rename over an existing file, a replacing nd_create_output");
     failed += f;
 
     memcpy(before_short, faults_at, sizeof(before_short));

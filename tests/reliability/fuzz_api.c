@@ -228,7 +228,7 @@ struct inode {
     int unknown;  /* two writers overlapped: contents no longer predictable */
     unsigned gen; /* bumped when the bytes change under open inputs */
     int locked;
-    int mapped;   /* mapped inputs alive on it: never truncate it (SIGBUS) */
+    int mapped;   /* mapped inputs alive on it */
 };
 
 #define MAX_NAMES 12
@@ -237,7 +237,7 @@ typedef struct {
     inode *ino; /* NULL: absent */
 } entry;
 
-#define MAX_INODES 64
+#define MAX_INODES 128 /* more than the calls one input can make */
 #define MAX_HANDLES 24
 typedef struct {
     nd_handle h;
@@ -500,12 +500,8 @@ static void op_create_output(model *m, src *s)
     int dir_ok = dir == m->dir && dir != 0;
     if (!dir_ok)
         errs |= E(ND_E_BAD_HANDLE);
-    if (errs == 0 && e->ino != NULL) {
-        if (!(flags & ND_IO_OVERWRITE))
-            errs |= E(ND_E_EXISTS);
-        else if (e->ino->mapped)
-            return; /* truncating a mapped file would SIGBUS its readers: see the doc */
-    }
+    if (errs == 0 && e->ino != NULL && !(flags & ND_IO_OVERWRITE))
+        errs |= E(ND_E_EXISTS);
     nd_handle h = -5;
     int32_t rc = nd_create_output(dir, name, flags, &h);
     if (rc == ND_E_NOT_SUPPORTED && (flags & ND_IO_REQUIRE_DIRECT) && errs == 0) {
@@ -519,20 +515,12 @@ static void op_create_output(model *m, src *s)
                      (long long)h);
         return;
     }
-    inode *ino = e->ino;
-    if (ino == NULL) {
-        ino = new_inode(m);
-        if (ino == NULL)
-            abort();
-        e->ino = ino;
-    } else { /* O_TRUNC on the same inode: open readers see it change */
-        ino->gen++;
-        if (ino->writers > 0)
-            ino->unknown = 1;
-        static const uint8_t none[1];
-        if (!ino->unknown)
-            set_bytes(ino, none, 0);
-    }
+    /* OVERWRITE replaces the file by a new one renamed over it: readers of the old
+     * file (mapped or not) keep reading the old bytes, which the model keeps checking */
+    inode *ino = new_inode(m);
+    if (ino == NULL)
+        abort();
+    e->ino = ino;
     ino->writers++;
     output_m *o = &m->out[m->n_out++];
     *o = (output_m){h, ino, NULL, 0, 0, crc32(0L, Z_NULL, 0)};
@@ -602,8 +590,6 @@ static void op_make_file(model *m, src *s)
     uint32_t flags = ND_IO_OVERWRITE | (u8(s) & 1 ? ND_IO_MERGE : 0);
     if (valid != 1 || m->dir == 0 || m->n_out == MAX_HANDLES / 2)
         return;
-    if (e->ino != NULL && (e->ino->mapped || e->ino->writers > 0))
-        return;
     nd_handle h;
     expect("nd_create_output", nd_create_output(m->dir, name, flags, &h), 0, ND_OK);
     uint32_t seed = u8(s);
@@ -616,12 +602,10 @@ static void op_make_file(model *m, src *s)
            (int64_t)crc32_z(crc32(0L, Z_NULL, 0), scratch, (size_t)size));
     expect("nd_close", nd_close(h), 0, ND_OK);
     bury(m, h);
-    if (e->ino == NULL) {
-        e->ino = new_inode(m);
-        if (e->ino == NULL)
-            abort();
-    }
-    set_bytes(e->ino, scratch, (size_t)size); /* O_TRUNC: open readers see it change */
+    e->ino = new_inode(m); /* a replacement: readers of the old file keep its bytes */
+    if (e->ino == NULL)
+        abort();
+    set_bytes(e->ino, scratch, (size_t)size);
 }
 
 static void op_output_query(model *m, src *s)
