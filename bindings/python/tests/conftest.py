@@ -52,3 +52,10 @@ def required_env(name: str) -> str:
         pytest.fail(f"{name} is not set: run this suite through ctest "
                     f"(bindings/python/CMakeLists.txt sets it)")
     return value
+
+
+def child_env() -> dict:
+    """The environment for a child Python that must import this same package."""
+    here = str(Path(nativedir.__file__).resolve().parent.parent)
+    rest = os.environ.get("PYTHONPATH")
+    return dict(os.environ, PYTHONPATH=here + (os.pathsep + rest if rest else ""))

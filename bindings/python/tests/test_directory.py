@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import nativedir
+from conftest import child_env
 
 
 def test_open_existing_and_context_manager(folder: Path) -> None:
@@ -142,8 +143,8 @@ def test_lock_excludes_another_process(nd: nativedir.Directory, folder: Path) ->
         sys.exit(0)
     """)
     with nd.lock("write.lock"):
-        held = subprocess.run([sys.executable, "-c", script], env=os.environ.copy())
-    free = subprocess.run([sys.executable, "-c", script], env=os.environ.copy())
+        held = subprocess.run([sys.executable, "-c", script], env=child_env())
+    free = subprocess.run([sys.executable, "-c", script], env=child_env())
     assert (held.returncode, free.returncode) == (3, 0)
 
 

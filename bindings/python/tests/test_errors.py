@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import nativedir
+from conftest import child_env
 from nativedir import _errors
 from nativedir._ffi import lib
 
@@ -93,7 +94,7 @@ def test_lock_held_is_blocking_io_error(nd: nativedir.Directory) -> None:
 
 def _run(script: str, folder: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", textwrap.dedent(script)], cwd=folder,
-                          capture_output=True, text=True, env=os.environ.copy(), timeout=120)
+                          capture_output=True, text=True, env=child_env(), timeout=120)
 
 
 def test_no_space_from_file_size_limit(folder: Path) -> None:
