@@ -153,8 +153,9 @@ static void list_skips_directories_and_specials(void **state)
     assert_int_equal(tst_symlink("file", tst_join(path, sizeof(path), env->dir_path, "link")), 0);
     assert_int_equal(tst_symlink("nowhere", tst_join(path, sizeof(path), env->dir_path, "dangle")), 0);
     assert_int_equal(tst_mkfifo(tst_join(path, sizeof(path), env->dir_path, "fifo")), 0);
-    /* a name no call could open (invalid UTF-8) is not listed */
+    /* names no call could open (invalid UTF-8, a backslash) are not listed */
     put(env, "bad\xFF", "z", 1);
+    put(env, "back\\slash", "z", 1);
 #endif
     char buf[128];
     assert_int_equal(nd_list(env->dir, buf, sizeof(buf)), 5);
