@@ -199,8 +199,11 @@ static void create_and_overwrite(void **state)
     assert_int_equal(tst_mkdir(tst_join(sub, sizeof(sub), env->dir_path, "subdir")), 0);
     assert_status(ND_E_EXISTS, nd_create_output(env->dir, "subdir", 0, &out));
     assert_int_not_equal(nd_create_output(env->dir, "subdir", ND_IO_OVERWRITE, &out), ND_OK);
+    assert_message_contains("nd_create_output");
+    assert_message_contains("subdir"); /* the name asked for, whatever happened inside */
     assert_int_not_equal(nd_create_output(env->dir, "subdir", ND_IO_OVERWRITE | ND_IO_MERGE, &out),
                          ND_OK);
+    assert_message_contains("subdir");
     assert_true(tst_path_exists(sub));
     /* whatever OVERWRITE does inside (a temporary name, a rename), it leaves nothing
      * else behind: exactly these files, no stray temporaries */
