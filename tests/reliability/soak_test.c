@@ -321,7 +321,7 @@ int main(int argc, char **argv)
         sl->kind = i / NFILES % 4;
         sl->flags = sl->kind == 3 ? ND_IO_MMAP : flag_of[i % 4];
         sl->start = sl->kind == 2 ? 1000 + 777 * i : 0;
-        sl->len = sl->kind == 2 ? 50000 + 1000 * i : FILE_LEN;
+        sl->len = sl->kind == 2 ? 50000 + 1000 * (int64_t)i : (int64_t)FILE_LEN;
         nd_handle h;
         if (open_slot_handle(sl, &h) != ND_OK) {
             fprintf(stderr, "soak: setup: %s\n", nd_last_error_message());
