@@ -389,6 +389,141 @@ static void slices_see_only_themselves(void **state)
     free(data);
 }
 
+/* ---- random operations against a model ---- */
+
+typedef struct {
+    nd_handle h;
+    int64_t start, length, pos; /* what the handle must behave like */
+} model_handle;
+
+static uint64_t rnd(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+/* Lengths that probe edges: tiny, around buffers, huge, negative. */
+static int64_t some_length(uint64_t *x, int64_t around)
+{
+    switch (rnd(x) % 8) {
+    case 0: return (int64_t)(rnd(x) % 3);
+    case 1: return (int64_t)(rnd(x) % 64);
+    case 2: return (int64_t)(rnd(x) % 5000);
+    case 3: return (int64_t)(rnd(x) % 70000);
+    case 4: return around - (int64_t)(rnd(x) % 3) + 1; /* just at or past an end */
+    case 5: return -(int64_t)(rnd(x) % 3) - 1;
+    case 6: return (int64_t)(rnd(x) % 300000);
+    default: return (int64_t)(rnd(x) % 17);
+    }
+}
+
+static void random_operations_match_a_model(void **state)
+{
+    tst_env *env = *state;
+    const int64_t len = 300001;
+    uint8_t *data = put_random(env, "f", (size_t)len, 12);
+    uint8_t *buf = malloc(400000);
+    assert_non_null(buf);
+    static const uint32_t flags[] = {0, ND_IO_RANDOM, ND_IO_MMAP, ND_IO_MERGE, ND_IO_MERGE | ND_IO_SEQUENTIAL};
+    for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++) {
+        model_handle pool[16];
+        int n = 1;
+        pool[0] = (model_handle){0, 0, len, 0};
+        assert_status(ND_OK, nd_open_input(env->dir, "f", flags[f], &pool[0].h));
+        uint64_t x = 0x9E3779B97F4A7C15ull + f;
+        for (int step = 0; step < 4000; step++) {
+            model_handle *m = &pool[rnd(&x) % (uint64_t)n];
+            int op = (int)(rnd(&x) % 10);
+            int64_t a = (int64_t)(rnd(&x) % (uint64_t)(m->length + 2)) - (rnd(&x) % 50 == 0 ? 5 : 0);
+            int64_t b = some_length(&x, m->length - a);
+            const uint8_t *p = NULL;
+            int64_t want, got;
+            switch (op) {
+            case 0: case 1: /* positional read */
+                want = a < 0 || b < 0 ? ND_E_INVALID_ARGUMENT : a + b > m->length ? ND_E_EOF : b;
+                got = nd_read_bytes(m->h, a, buf, b);
+                if (got != want)
+                    fail_msg("flags 0x%x step %d: nd_read_bytes(%lld, %lld) of [%lld,+%lld) = %lld, want %lld",
+                             flags[f], step, (long long)a, (long long)b, (long long)m->start,
+                             (long long)m->length, (long long)got, (long long)want);
+                if (want > 0)
+                    assert_memory_equal(buf, data + m->start + a, (size_t)b);
+                break;
+            case 2: /* seek */
+                want = a < 0 ? ND_E_INVALID_ARGUMENT : a > m->length ? ND_E_EOF : ND_OK;
+                assert_status(want, nd_input_seek(m->h, a));
+                if (want == ND_OK)
+                    m->pos = a;
+                assert_status(m->pos, nd_input_position(m->h));
+                break;
+            case 3: /* one byte at the cursor */
+                want = m->pos < m->length ? data[m->start + m->pos] : ND_E_EOF;
+                assert_status(want, nd_read_byte_buffered(m->h));
+                if (want >= 0)
+                    m->pos++;
+                break;
+            case 4: case 5: /* bytes at the cursor */
+                want = b < 0 ? ND_E_INVALID_ARGUMENT : m->pos + b > m->length ? ND_E_EOF : b;
+                got = nd_read_buffered(m->h, buf, b);
+                if (got != want)
+                    fail_msg("flags 0x%x step %d: nd_read_buffered(%lld) at %lld of %lld = %lld, want %lld",
+                             flags[f], step, (long long)b, (long long)m->pos, (long long)m->length,
+                             (long long)got, (long long)want);
+                if (want > 0) {
+                    assert_memory_equal(buf, data + m->start + m->pos, (size_t)b);
+                    m->pos += b;
+                }
+                assert_status(m->pos, nd_input_position(m->h));
+                break;
+            case 6: case 7: /* a window */
+                got = nd_input_window(m->h, a, &p);
+                if (a < 0)
+                    assert_status(ND_E_INVALID_ARGUMENT, got);
+                else if (a >= m->length)
+                    assert_status(ND_E_EOF, got);
+                else {
+                    if (got < 1 || got > m->length - a)
+                        fail_msg("flags 0x%x step %d: window at %lld of %lld gave %lld", flags[f],
+                                 step, (long long)a, (long long)m->length, (long long)got);
+                    assert_memory_equal(p, data + m->start + a, (size_t)(got < 4096 ? got : 4096));
+                }
+                break;
+            case 8: /* a clone or a slice joins the pool (or replaces one) */
+                if (n == 16) {
+                    int victim = 1 + (int)(rnd(&x) % 15);
+                    assert_status(ND_OK, nd_close(pool[victim].h));
+                    pool[victim] = pool[--n];
+                    m = &pool[rnd(&x) % (uint64_t)n];
+                }
+                if (rnd(&x) % 2) {
+                    nd_handle c;
+                    assert_status(ND_OK, nd_input_clone(m->h, &c));
+                    pool[n++] = (model_handle){c, m->start, m->length, 0};
+                } else {
+                    nd_handle sl;
+                    want = a < 0 || b < 0 ? ND_E_INVALID_ARGUMENT : a + b > m->length ? ND_E_EOF : ND_OK;
+                    assert_status(want, nd_input_slice(m->h, a, b, &sl));
+                    if (want == ND_OK)
+                        pool[n++] = (model_handle){sl, m->start + a, b, 0};
+                }
+                break;
+            default: { /* lengths agree */
+                int64_t l = -1;
+                assert_status(ND_OK, nd_input_length(m->h, &l));
+                assert_int_equal(l, m->length);
+                break;
+            }
+            }
+        }
+        for (int i = 0; i < n; i++)
+            assert_status(ND_OK, nd_close(pool[i].h));
+    }
+    free(buf);
+    free(data);
+}
+
 static void refused_flags_and_missing_files(void **state)
 {
     tst_env *env = *state;
@@ -558,6 +693,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(windows_match_the_file, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(clones_have_their_own_cursor, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(slices_see_only_themselves, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(random_operations_match_a_model, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(refused_flags_and_missing_files, tst_setup, tst_teardown),
 #ifndef _WIN32
         cmocka_unit_test_setup_teardown(file_growing_after_open_is_not_seen, tst_setup, tst_teardown),
