@@ -1154,6 +1154,29 @@ static void op_misc(model *m, src *s)
     int32_t st = nd_input_strategy(h);
     expect("nd_input_strategy", st, ok ? 0 : E(ND_E_BAD_HANDLE), ANY_VALUE);
     n_calls += 3;
+
+    /* NULL where the library must write a result: refused before anything happens
+     * (a create must not leave a file the caller has no handle for) */
+    const uint32_t inval = E(ND_E_INVALID_ARGUMENT);
+    const uint32_t either = inval | E(ND_E_BAD_HANDLE);
+    int64_t len;
+    switch (u8(s) % 10) {
+    case 0: expect("nd_open_dir", nd_open_dir(root, 0, NULL), inval, 0); break;
+    case 1: expect("nd_create_output", nd_create_output(m->dir, "nul", 0, NULL), either, 0); break;
+    case 2: expect("nd_open_input", nd_open_input(m->dir, "a", 0, NULL), either, 0); break;
+    case 3: expect("nd_input_clone", nd_input_clone(h, NULL), either, 0); break;
+    case 4: expect("nd_input_slice", nd_input_slice(h, 0, 0, NULL), either, 0); break;
+    case 5: expect("nd_lock", nd_lock(m->dir, "nul", NULL), either, 0); break;
+    case 6: expect("nd_ring_open", nd_ring_open(1, 0, NULL), inval, 0); break;
+    case 7: expect("nd_file_length", nd_file_length(m->dir, "a", NULL), either, 0); break;
+    case 8:
+        expect("nd_input_length", nd_input_length(h, NULL), either, 0);
+        break;
+    default:
+        len = nd_list(m->dir, NULL, 0); /* the size question: always allowed */
+        expect("nd_list", len, m->dir == 0 ? E(ND_E_BAD_HANDLE) : 0,
+               m->dir == 0 ? 0 : (int64_t)model_list(m, NULL));
+    }
 }
 
 /* ---- one input ------------------------------------------------------------------- */
