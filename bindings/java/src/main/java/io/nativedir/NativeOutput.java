@@ -33,7 +33,8 @@ public final class NativeOutput implements Closeable {
 
   private volatile long handle;
   private final String name;
-  private final byte[] buf = new byte[BUFFER];
+  // direct: handing it to the library needs no pinning, so no GC ever waits on a buffered write
+  private final ByteBuffer buf = ByteBuffer.allocateDirect(BUFFER);
   private int used;
 
   NativeOutput(long handle, String name) {
@@ -69,7 +70,7 @@ public final class NativeOutput implements Closeable {
       flushBuffer();
     }
     handle();
-    buf[used++] = (byte) b;
+    buf.put(used++, (byte) b);
   }
 
   /** Appends {@code src[off, off+len)}. */
@@ -77,13 +78,13 @@ public final class NativeOutput implements Closeable {
     Objects.checkFromIndexSize(off, len, src.length);
     long h = handle();
     if (len <= BUFFER - used) {
-      System.arraycopy(src, off, buf, used, len);
+      buf.put(used, src, off, len);
       used += len;
       return;
     }
     flushBuffer();
     if (len < BUFFER) {
-      System.arraycopy(src, off, buf, 0, len);
+      buf.put(0, src, off, len);
       used = len;
     } else {
       nativedir.nd_write_from_array(h, src, off, len);
@@ -113,7 +114,8 @@ public final class NativeOutput implements Closeable {
           flushBuffer();
         }
         int n = Math.min(src.remaining(), BUFFER - used);
-        src.get(buf, used, n);
+        buf.put(used, src, src.position(), n);
+        src.position(src.position() + n);
         used += n;
       }
     }
@@ -124,7 +126,7 @@ public final class NativeOutput implements Closeable {
     if (used > 0) {
       int n = used;
       used = 0; // the library fails the output for good on error: never resend these bytes
-      nativedir.nd_write_from_array(handle(), buf, 0, n);
+      nativedir.nd_write_from_buffer(handle(), buf, 0, n);
     }
   }
 

@@ -38,6 +38,7 @@ public final class JavaBench {
   private static final int SMALL = 64; // random read length
   private static final int THREADS = 4;
   private static final int WARMUP = 3;
+  private static final int SLICES = 16; // see measure()
 
   private final long size;
   private final int runs;
@@ -71,9 +72,17 @@ public final class JavaBench {
     randomSum = rs;
   }
 
-  /** One timed workload; returns a checksum that must match its group's expectation. */
+  /**
+   * One timed workload, in `slices` parts: part `slice` does its share and returns its share of
+   * a checksum; the shares of one run must add up to the group's expectation.
+   */
   interface Work {
-    long run() throws Exception;
+    long run(int slice, int slices) throws Exception;
+  }
+
+  /** [from, to) of `n` items for part `slice` of `slices`. */
+  private static long from(long n, int slice, int slices) {
+    return n * slice / slices;
   }
 
   static final class Row {
@@ -106,8 +115,12 @@ public final class JavaBench {
     return r;
   }
 
-  /** Warm-up, then `runs` rounds in which every row of the group runs once, in turn. */
-  private void measure(String group) throws Exception {
+  /**
+   * Warm-up, then `runs` rounds. Within a round every row does 1/slices of its work in turn, slice
+   * after slice, so a load spike on this shared machine lands on all rows alike instead of on
+   * whichever row happened to be running; a row's time for the round is the sum of its slices.
+   */
+  private void measure(String group, int slices) throws Exception {
     if (only != null && !only.equals(group)) {
       rows.removeIf(r -> r.group.equals(group));
       return;
@@ -120,15 +133,29 @@ public final class JavaBench {
     }
     for (int w = 0; w < WARMUP; w++) {
       for (Row r : g) {
-        check(r, r.work.run());
+        long sum = 0;
+        for (int k = 0; k < slices; k++) {
+          sum += r.work.run(k, slices);
+        }
+        check(r, sum);
       }
     }
+    long[] sums = new long[g.size()];
+    long[] nanos = new long[g.size()];
     for (int i = 0; i < runs; i++) {
-      for (Row r : g) {
-        long t0 = System.nanoTime();
-        long sum = r.work.run();
-        r.ms[r.n++] = (System.nanoTime() - t0) / 1e6;
-        check(r, sum);
+      Arrays.fill(sums, 0);
+      Arrays.fill(nanos, 0);
+      for (int k = 0; k < slices; k++) {
+        for (int j = 0; j < g.size(); j++) {
+          long t0 = System.nanoTime();
+          sums[j] += g.get(j).work.run(k, slices);
+          nanos[j] += System.nanoTime() - t0;
+        }
+      }
+      for (int j = 0; j < g.size(); j++) {
+        Row r = g.get(j);
+        check(r, sums[j]);
+        r.ms[r.n++] = nanos[j] / 1e6;
       }
     }
     for (Row r : g) {
@@ -210,12 +237,12 @@ public final class JavaBench {
     String note = n + " reads of 64 bytes at random offsets, page cache warm";
     String fc = "FileChannel.read(direct ByteBuffer, pos)";
     String mb = "MappedByteBuffer.get(pos, byte[])";
-    row(g, fc, null, null, note, randomSum, () -> {
+    row(g, fc, null, null, note, randomSum, (k, ks) -> {
       long s = 0;
-      for (long off : offsets) {
+      for (int i = (int) from(n, k, ks), end = (int) from(n, k + 1, ks); i < end; i++) {
         direct64.clear();
         while (direct64.hasRemaining()) {
-          if (ch.read(direct64, off + direct64.position()) < 0) {
+          if (ch.read(direct64, offsets[i] + direct64.position()) < 0) {
             throw new IOException("EOF");
           }
         }
@@ -223,122 +250,136 @@ public final class JavaBench {
       }
       return s;
     });
-    row(g, "nativedir read(pos, direct ByteBuffer) (buffered)", fc, "<= 1.2", note, randomSum, () -> {
+    row(g, "nativedir read(pos, direct ByteBuffer) (buffered)", fc, "<= 1.2", note, randomSum,
+        (k, ks) -> {
+          long s = 0;
+          for (int i = (int) from(n, k, ks), end = (int) from(n, k + 1, ks); i < end; i++) {
+            direct64.clear();
+            buffered.read(offsets[i], direct64);
+            s += sample(direct64);
+          }
+          return s;
+        });
+    row(g, "nativedir read(pos, byte[]) (buffered)", fc, null, note, randomSum, (k, ks) -> {
       long s = 0;
-      for (long off : offsets) {
-        direct64.clear();
-        buffered.read(off, direct64);
-        s += sample(direct64);
-      }
-      return s;
-    });
-    row(g, "nativedir read(pos, byte[]) (buffered)", fc, null, note, randomSum, () -> {
-      long s = 0;
-      for (long off : offsets) {
-        buffered.read(off, array64);
+      for (int i = (int) from(n, k, ks), end = (int) from(n, k + 1, ks); i < end; i++) {
+        buffered.read(offsets[i], array64);
         s += sample(array64);
       }
       return s;
     });
-    row(g, mb, null, null, note, randomSum, () -> {
+    row(g, mb, null, null, note, randomSum, (k, ks) -> {
       long s = 0;
-      for (long off : offsets) {
-        mbb.get((int) off, array64);
+      for (int i = (int) from(n, k, ks), end = (int) from(n, k + 1, ks); i < end; i++) {
+        mbb.get((int) offsets[i], array64);
         s += sample(array64);
       }
       return s;
     });
-    row(g, "nativedir read(pos, byte[]) (mapped)", mb, "<= 1.2", note, randomSum, () -> {
+    row(g, "nativedir read(pos, byte[]) (mapped)", mb, "<= 1.2", note, randomSum, (k, ks) -> {
       long s = 0;
-      for (long off : offsets) {
-        mapped.read(off, array64);
+      for (int i = (int) from(n, k, ks), end = (int) from(n, k + 1, ks); i < end; i++) {
+        mapped.read(offsets[i], array64);
         s += sample(array64);
       }
       return s;
     });
-    measure(g);
+    measure(g, SLICES);
 
-    // ---- ReadSequential ----
+    // ---- ReadSequential: slices are runs of whole 64 KiB chunks ----
     g = "ReadSequential";
     note = "the whole file front to back in 64 KiB chunks";
     String mbs = "MappedByteBuffer.get(byte[]) 64 KiB";
     String fcs = "FileChannel.read(direct ByteBuffer) 64 KiB";
-    row(g, mbs, null, null, note, byteSum, () -> {
+    long chunks = (size + CHUNK - 1) / CHUNK;
+    row(g, mbs, null, null, note, byteSum, (k, ks) -> {
       long s = 0;
       ByteBuffer b = mbb.duplicate();
+      b.position((int) (from(chunks, k, ks) * CHUNK)).limit((int) Math.min(size, from(chunks, k + 1, ks) * CHUNK));
       while (b.hasRemaining()) {
-        int k = Math.min(CHUNK, b.remaining());
-        b.get(arrayChunk, 0, k);
-        s += sumBytes(arrayChunk, k);
+        int len = Math.min(CHUNK, b.remaining());
+        b.get(arrayChunk, 0, len);
+        s += sumBytes(arrayChunk, len);
       }
       return s;
     });
-    row(g, "nativedir read(byte[]) (mapped)", mbs, "<= 1.2", note, byteSum, () -> {
+    row(g, "nativedir read(byte[]) (mapped)", mbs, "<= 1.2", note, byteSum, (k, ks) -> {
       long s = 0;
-      mapped.seek(0);
-      for (long left = size; left > 0; ) {
-        int k = (int) Math.min(CHUNK, left);
-        mapped.read(arrayChunk, 0, k);
-        s += sumBytes(arrayChunk, k);
-        left -= k;
+      long pos = from(chunks, k, ks) * CHUNK;
+      long end = Math.min(size, from(chunks, k + 1, ks) * CHUNK);
+      mapped.seek(pos);
+      for (long left = end - pos; left > 0; ) {
+        int len = (int) Math.min(CHUNK, left);
+        mapped.read(arrayChunk, 0, len);
+        s += sumBytes(arrayChunk, len);
+        left -= len;
       }
       return s;
     });
-    row(g, fcs, null, null, note, byteSum, () -> {
+    row(g, fcs, null, null, note, byteSum, (k, ks) -> {
       long s = 0;
-      for (long pos = 0; pos < size; ) {
-        directChunk.clear();
-        int k = ch.read(directChunk, pos);
-        s += sumBytes(directChunk, k);
-        pos += k;
+      long end = Math.min(size, from(chunks, k + 1, ks) * CHUNK);
+      for (long pos = from(chunks, k, ks) * CHUNK; pos < end; ) {
+        directChunk.clear().limit((int) Math.min(CHUNK, end - pos));
+        int len = ch.read(directChunk, pos);
+        s += sumBytes(directChunk, len);
+        pos += len;
       }
       return s;
     });
-    row(g, "nativedir read(direct ByteBuffer) (sequential)", fcs, null, note, byteSum, () -> {
+    row(g, "nativedir read(direct ByteBuffer) (sequential)", fcs, null, note, byteSum, (k, ks) -> {
       long s = 0;
-      sequential.seek(0);
-      for (long left = size; left > 0; ) {
-        int k = (int) Math.min(CHUNK, left);
-        directChunk.clear().limit(k);
+      long pos = from(chunks, k, ks) * CHUNK;
+      long end = Math.min(size, from(chunks, k + 1, ks) * CHUNK);
+      sequential.seek(pos);
+      for (long left = end - pos; left > 0; ) {
+        int len = (int) Math.min(CHUNK, left);
+        directChunk.clear().limit(len);
         sequential.read(directChunk);
-        s += sumBytes(directChunk, k);
-        left -= k;
+        s += sumBytes(directChunk, len);
+        left -= len;
       }
       return s;
     });
-    measure(g);
+    measure(g, SLICES);
 
     // ---- ReadByteSequential ----
     g = "ReadByteSequential";
     note = "the whole file one byte at a time through the cursor";
     String mbb1 = "MappedByteBuffer.get()";
-    row(g, mbb1, null, null, note, byteSum, () -> {
+    row(g, mbb1, null, null, note, byteSum, (k, ks) -> {
       long s = 0;
       ByteBuffer b = mbb.duplicate();
-      for (long i = 0; i < size; i++) {
+      int end = (int) from(size, k + 1, ks);
+      b.position((int) from(size, k, ks));
+      for (int i = b.position(); i < end; i++) {
         s += b.get() & 0xff;
       }
       return s;
     });
-    row(g, "nativedir readByte (mapped)", mbb1, "<= 1.2", note, byteSum, () -> {
+    row(g, "nativedir readByte (mapped)", mbb1, "<= 1.2", note, byteSum, (k, ks) -> {
       long s = 0;
-      mapped.seek(0);
-      for (long i = 0; i < size; i++) {
+      long end = from(size, k + 1, ks);
+      long i = from(size, k, ks);
+      mapped.seek(i);
+      for (; i < end; i++) {
         s += mapped.readByte() & 0xff;
       }
       return s;
     });
     row(g, "nativedir readByte (buffered)", mbb1, null,
         note + "; a native refill every 64 KiB, and the loop around a call cannot be optimised as"
-            + " the mapped one is", byteSum, () -> {
+            + " the mapped one is", byteSum, (k, ks) -> {
       long s = 0;
-      sequential.seek(0);
-      for (long i = 0; i < size; i++) {
+      long end = from(size, k + 1, ks);
+      long i = from(size, k, ks);
+      sequential.seek(i);
+      for (; i < end; i++) {
         s += sequential.readByte() & 0xff;
       }
       return s;
     });
-    measure(g);
+    measure(g, SLICES);
 
     // ---- ConcurrentCloneReads ----
     g = "ConcurrentCloneReads";
@@ -356,7 +397,7 @@ public final class JavaBench {
       quarterSum += partSums[t];
     }
     String fcc = "FileChannel.read(direct ByteBuffer, pos), shared channel";
-    row(g, fcc, null, null, note, quarterSum, () -> parallel(pool, t -> {
+    row(g, fcc, null, null, note, quarterSum, (k, ks) -> parallel(pool, t -> {
       ByteBuffer b = ByteBuffer.allocateDirect(SMALL);
       long s = 0;
       for (int i = t * per; i < (t + 1) * per; i++) {
@@ -369,7 +410,7 @@ public final class JavaBench {
       return s;
     }));
     row(g, "nativedir read(pos, direct ByteBuffer), a clone per thread", fcc, null, note, quarterSum,
-        () -> parallel(pool, t -> {
+        (k, ks) -> parallel(pool, t -> {
           ByteBuffer b = ByteBuffer.allocateDirect(SMALL);
           long s = 0;
           try (NativeInput c = buffered.clone()) {
@@ -382,7 +423,7 @@ public final class JavaBench {
           return s;
         }));
     row(g, "nativedir read(pos, byte[]) (mapped), a clone per thread", fcc, null, note, quarterSum,
-        () -> parallel(pool, t -> {
+        (k, ks) -> parallel(pool, t -> {
           byte[] b = new byte[SMALL];
           long s = 0;
           try (NativeInput c = mapped.clone()) {
@@ -393,7 +434,7 @@ public final class JavaBench {
           }
           return s;
         }));
-    measure(g);
+    measure(g, 1); // a run is one whole workload (threads; a file opened and closed)
     pool.shutdown();
 
     // ---- Write ----
@@ -405,7 +446,7 @@ public final class JavaBench {
     srcDirect.put(src).flip();
     long writeSum = (size / CHUNK) * sumBytes(src, CHUNK);
     String fcw = "FileChannel.write(direct ByteBuffer)";
-    row(g, fcw, null, null, note, writeSum, () -> {
+    row(g, fcw, null, null, note, writeSum, (k, ks) -> {
       Path p = dir.resolve("w-fc");
       try (FileChannel w = FileChannel.open(p, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
           StandardOpenOption.TRUNCATE_EXISTING)) {
@@ -418,7 +459,7 @@ public final class JavaBench {
       }
       return writeSum;
     });
-    row(g, "nativedir write(byte[])", fcw, null, note, writeSum, () -> {
+    row(g, "nativedir write(byte[])", fcw, null, note, writeSum, (k, ks) -> {
       try (NativeOutput out = nd.createOutput("w-nd", IOFlag.OVERWRITE)) {
         for (long done = 0; done + CHUNK <= size; done += CHUNK) {
           out.write(src);
@@ -428,7 +469,7 @@ public final class JavaBench {
     });
     row(g, "nativedir write(byte[]) (merge: direct I/O)", fcw, null,
         note + "; direct I/O: the bytes reach the device instead of the page cache, which MERGE"
-            + " exists to leave alone", writeSum, () -> {
+            + " exists to leave alone", writeSum, (k, ks) -> {
       try (NativeOutput out = nd.createOutput("w-merge", IOFlag.OVERWRITE, IOFlag.MERGE)) {
         for (long done = 0; done + CHUNK <= size; done += CHUNK) {
           out.write(src);
@@ -436,7 +477,7 @@ public final class JavaBench {
       }
       return writeSum;
     });
-    measure(g);
+    measure(g, 1); // a run is one whole workload (threads; a file opened and closed)
 
     buffered.close();
     sequential.close();
