@@ -548,8 +548,10 @@ static const char *workload(fixture *fx, uint8_t *a, size_t alen, uint8_t *b, si
     STEP("nd_create_output", nd_create_output(fx->dir, "a.tmp", 0, &o), ND_OK);
     STEP("nd_write_bytes", nd_write_bytes(o, a, 1000), 1000);
     STEP("nd_write_bytes", nd_write_bytes(o, a + 1000, 100000), 100000);
-    STEP("nd_write_bytes", nd_write_bytes(o, a + 101000, (int64_t)alen - 101000),
-         (int64_t)alen - 101000);
+    for (size_t at = 101000; at < alen; at += 997) { /* small pieces: several buffer flushes */
+        int64_t n = alen - at < 997 ? (int64_t)(alen - at) : 997;
+        STEP("nd_write_bytes", nd_write_bytes(o, a + at, n), n);
+    }
     STEP("nd_output_sync", nd_output_sync(o), ND_OK);
     STEP("nd_close", nd_close(o), ND_OK);
     STEP("nd_rename", nd_rename(fx->dir, "a.tmp", "a"), ND_OK);
@@ -560,7 +562,10 @@ static const char *workload(fixture *fx, uint8_t *a, size_t alen, uint8_t *b, si
     STEP("nd_close", nd_close(o), ND_OK);
     static uint8_t back[3u << 20];
     STEP("nd_open_input", nd_open_input(fx->dir, "a", ND_IO_SEQUENTIAL, &in), ND_OK);
-    STEP("nd_read_buffered", nd_read_buffered(in, back, (int64_t)alen), (int64_t)alen);
+    for (size_t at = 0; at < alen; at += 4093) { /* through the cursor's buffer refills */
+        int64_t n = alen - at < 4093 ? (int64_t)(alen - at) : 4093;
+        STEP("nd_read_buffered", nd_read_buffered(in, back + at, n), n);
+    }
     nd_close(in);
     if (memcmp(back, a, alen) != 0)
         return *status = ND_E_IO, "read back a (wrong bytes)";
@@ -585,7 +590,7 @@ static void reset_dir(fixture *fx)
 static void sweep(void **state)
 {
     fixture *fx = *state;
-    size_t alen = 150001, blen = (2u << 20) + 12345;
+    size_t alen = 250001, blen = (2u << 20) + 12345;
     uint8_t *a = malloc(alen), *b = malloc(blen);
     rel_fill(a, alen, 21, 0);
     rel_fill(b, blen, 22, 0);

@@ -709,7 +709,7 @@ static void op_open_input(model *m, src *s)
         errs |= E(ND_E_BAD_HANDLE);
     if (errs == 0 && e->ino == NULL)
         errs |= E(ND_E_NOT_FOUND);
-    /* a file being written may be mapped at a length the writer then changes: skip */
+    /* a file being written moves its length under a mapping (an index never maps one): skip */
     if (errs == 0 && (flags & ND_IO_MMAP) && e->ino->writers > 0)
         return;
     nd_handle h = -5;
