@@ -31,6 +31,8 @@
 #  else
 #    define ND_EXTERN __declspec(dllimport)
 #  endif
+#elif defined(ND_STATIC)
+#  define ND_EXTERN /* linked into another library: stays hidden inside it */
 #elif defined(__GNUC__) || defined(__clang__)
 #  define ND_EXTERN __attribute__((visibility("default")))
 #else
@@ -246,7 +248,8 @@ ND_EXTERN int32_t nd_output_strategy(nd_handle output);
 /* Asynchronous reads. A ring takes positional reads and reports them done,  */
 /* with nothing allocated per read and no callbacks: one thread (or many)   */
 /* submits, one thread reaps. Linux uses io_uring where the kernel allows    */
-/* it and a small thread pool otherwise; Windows uses an I/O completion port.*/
+/* it and a small thread pool otherwise; Windows uses worker threads behind */
+/* I/O completion ports.                                                     */
 /* ------------------------------------------------------------------------ */
 
 /** nd_ring_open: use the thread-pool backend even where io_uring works. */

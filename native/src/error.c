@@ -99,3 +99,21 @@ int64_t nd__in_call(const char *call, int64_t status)
     tl_message[clen + 2 + mlen] = '\0';
     return status;
 }
+
+int32_t nd__fail_again(int32_t status, const char *fmt, ...)
+{
+    char old[ND_MESSAGE_CAP];
+    memcpy(old, tl_message, sizeof(old));
+    int os_error = tl_os_error;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tl_message, sizeof(tl_message), fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        n = 0;
+    if ((size_t)n + 3 < sizeof(tl_message))
+        snprintf(tl_message + n, sizeof(tl_message) - (size_t)n, ": %s", old);
+    tl_os_error = os_error;
+    tl_has_error = 1;
+    return status;
+}

@@ -14,7 +14,11 @@
 #if defined(__GNUC__) || defined(__clang__)
 #  define ND_LIKELY(x) __builtin_expect(!!(x), 1)
 #  define ND_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#  define ND_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#  if defined(__MINGW32__) /* plain "printf" means msvcrt's checker there, which lacks %zu */
+#    define ND_PRINTF(a, b) __attribute__((format(gnu_printf, a, b)))
+#  else
+#    define ND_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#  endif
 #else
 #  define ND_LIKELY(x) (x)
 #  define ND_UNLIKELY(x) (x)
@@ -33,6 +37,9 @@ int32_t nd__fail_os(int os_error, const char *fmt, ...) ND_PRINTF(2, 3);
  * OS layer's messages name the OS call and the file, not the API call) and
  * returns `status` unchanged; for ND_OK or positive results it does nothing. */
 int64_t nd__in_call(const char *call, int64_t status);
+/* Re-records this thread's last failure with a new lead-in ("lead-in: old
+ * message"), keeping its OS error; returns `status`. */
+int32_t nd__fail_again(int32_t status, const char *fmt, ...) ND_PRINTF(2, 3);
 /* The status an OS error maps to. */
 int32_t nd__status_from_os(int os_error);
 /* Text for an OS error (strerror / FormatMessage) into buf. */

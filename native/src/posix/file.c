@@ -109,8 +109,9 @@ static int32_t open_replacing(nd_os_dir *dir, const char *name, int direct, nd_o
     for (int attempt = 0; attempt < 16 && rc == ND_E_EXISTS; attempt++)
         snprintf(tmp, sizeof tmp, ".nd-%ld-%u.tmp", (long)getpid(), atomic_fetch_add(&counter, 1)),
             rc = open_exact(dir, tmp, ND_OPEN_CREATE_NEW, direct, out);
-    if (rc != ND_OK)
-        return rc;
+    if (rc != ND_OK) /* the caller asked for `name`: say so, keeping the OS's reason */
+        return nd__fail_again(rc, "replace '%s' in '%s' (through '%s')", name, nd__os_dir_path(dir),
+                              tmp);
     int r;
     do
         r = ND_FAULT(ND_FAULT_RENAME) ? -1 : renameat(nd__posix_dir_fd(dir), tmp, nd__posix_dir_fd(dir), name);
@@ -144,12 +145,21 @@ void nd__os_close_file(nd_os_file f)
 int32_t nd__os_lock(nd_os_dir *dir, const char *name, nd_os_file *out)
 {
     int fd;
+    /* O_NONBLOCK and the S_ISREG check: a FIFO or device planted under the
+     * lock's name must neither block us nor be "locked" */
     do
-        fd = openat(nd__posix_dir_fd(dir), name, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
-                    0666);
+        fd = openat(nd__posix_dir_fd(dir), name,
+                    O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0666);
     while (fd < 0 && errno == EINTR);
     if (fd < 0)
         return nd__fail_os(errno, "nd_lock: open '%s' in '%s'", name, nd__os_dir_path(dir));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        int e = errno;
+        close(fd);
+        return nd__fail_os(e == EIO ? EIO : EACCES, "nd_lock: '%s' in '%s' is not a regular file",
+                           name, nd__os_dir_path(dir));
+    }
 #ifdef F_OFD_SETLK
     /* open-file-description locks belong to this open, not to the process, so
      * two handles in one process exclude each other as two processes do */
