@@ -128,7 +128,7 @@ execute_process(COMMAND ${CMAKE_COMMAND} --build ${bin} -j ${JOBS} -- -k
 file(APPEND ${log} "\n\$ cmake --build ${bin} -j ${JOBS} -- -k\n${out}")
 set(build_failed "")
 if(NOT rc EQUAL 0)
-  string(REGEX MATCHALL "[^\n]*(error:|\\*\\*\\*)[^\n]*" errors "${out}")
+  string(REGEX MATCHALL "[^\n]*(error:|undefined reference|\\*\\*\\*)[^\n]*" errors "${out}")
   list(JOIN errors "\n" errors)
   set(build_failed "some programs of ${bin} do not build for ${PLATFORM} (exit ${rc}):\n${errors}\n")
   message(WARNING "${PLATFORM}: ${build_failed}")
