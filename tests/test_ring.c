@@ -6,6 +6,10 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#ifdef _WIN32
+#  include <malloc.h>
+#endif
 
 #include "support.h"
 
@@ -48,10 +52,24 @@ static int teardown(void **state)
 static const uint32_t strategies[] = {0, ND_IO_MMAP, ND_IO_MERGE};
 static const uint32_t backends[] = {0, ND_RING_FORCE_THREADS};
 
+/* Block-aligned buffers, so direct inputs take the asynchronous path too. */
 static void *aligned(size_t len)
 {
+#ifdef _WIN32
+    return _aligned_malloc(len, BLOCK);
+#else
     void *p = NULL;
     return posix_memalign(&p, BLOCK, len) == 0 ? p : NULL;
+#endif
+}
+
+static void aligned_free(void *p)
+{
+#ifdef _WIN32
+    _aligned_free(p);
+#else
+    free(p);
+#endif
 }
 
 /* Submits DEPTH random aligned reads and reaps them all, checking each. */
@@ -104,7 +122,7 @@ static void test_reads_every_backend_and_strategy(void **state)
             assert_status(ND_OK, nd_close(ring));
         }
     }
-    free(dst);
+    aligned_free(dst);
 }
 
 static void test_unaligned_and_odd_reads(void **state)
@@ -174,7 +192,7 @@ static void test_full_ring_timeout_and_eof(void **state)
         nd_close(in);
         nd_close(ring);
     }
-    free(dst);
+    aligned_free(dst);
 }
 
 static void test_bad_arguments_and_handles(void **state)
@@ -239,7 +257,7 @@ static void test_close_input_with_reads_in_flight(void **state)
             assert_status(ND_OK, nd_close(ring));
         }
     }
-    free(dst);
+    aligned_free(dst);
 }
 
 /* Closing the ring with reads in flight waits for them: afterwards nothing
@@ -257,7 +275,7 @@ static void test_close_ring_with_reads_in_flight(void **state)
                 assert_status(ND_OK, nd_ring_submit_read(ring, in, (int64_t)k * BLOCK,
                                                          dst + (size_t)k * BLOCK, BLOCK, k));
             assert_status(ND_OK, nd_close(ring));
-            free(dst);
+            aligned_free(dst);
             assert_status(ND_OK, nd_close(in));
         }
     }
