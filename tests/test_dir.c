@@ -30,6 +30,21 @@ static void open_dir_arguments(void **state)
     assert_int_equal(d, 0);
     assert_status(ND_E_INVALID_ARGUMENT, nd_open_dir(env->dir_path, 0x80, &d));
     assert_status(ND_E_INVALID_ARGUMENT, nd_open_dir(env->dir_path, ND_DIR_CREATE | 2u, &d));
+    /* a path longer than any OS takes: a clean status, a bounded message, nothing made */
+    char *huge = malloc(20001);
+    assert_non_null(huge);
+    memset(huge, 'a', 20000);
+    huge[20000] = '\0';
+    memcpy(huge, env->root, strlen(env->root));
+    huge[strlen(env->root)] = '/';
+    for (size_t i = strlen(env->root) + 200; i < 20000; i += 200)
+        huge[i] = '/';
+    assert_int_not_equal(nd_open_dir(huge, 0, &d), ND_OK);
+    assert_int_equal(d, 0);
+    assert_true(strlen(nd_last_error_message()) < 2048);
+    assert_int_not_equal(nd_open_dir(huge, ND_DIR_CREATE, &d), ND_OK);
+    assert_true(strlen(nd_last_error_message()) < 2048);
+    free(huge);
 }
 
 static void open_dir_with_and_without_create(void **state)
