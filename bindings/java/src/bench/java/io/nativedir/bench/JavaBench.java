@@ -350,9 +350,10 @@ public final class JavaBench {
     row(g, mbb1, null, null, note, byteSum, (k, ks) -> {
       long s = 0;
       ByteBuffer b = mbb.duplicate();
-      int end = (int) from(size, k + 1, ks);
-      b.position((int) from(size, k, ks));
-      for (int i = b.position(); i < end; i++) {
+      long end = from(size, k + 1, ks); // the same loop shape as the rows below
+      long i = from(size, k, ks);
+      b.position((int) i);
+      for (; i < end; i++) {
         s += b.get() & 0xff;
       }
       return s;
