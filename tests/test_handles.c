@@ -97,9 +97,9 @@ static void all_calls_refuse(nd_handle h, const char *why)
 
 typedef struct {
     nd_handle dir, input, output, lock, ring;
-} four_kinds;
+} one_of_each;
 
-static void open_four(tst_env *env, four_kinds *k)
+static void open_one_of_each(tst_env *env, one_of_each *k)
 {
     char path[TST_PATH_MAX];
     assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "f"), "file", 4), 0);
@@ -123,8 +123,8 @@ static void close_ring(nd_handle ring)
 static void double_close_every_kind(void **state)
 {
     tst_env *env = *state;
-    four_kinds k;
-    open_four(env, &k);
+    one_of_each k;
+    open_one_of_each(env, &k);
     nd_handle clone, slice;
     assert_status(ND_OK, nd_input_clone(k.input, &clone));
     assert_status(ND_OK, nd_input_slice(k.input, 1, 2, &slice));
@@ -142,8 +142,8 @@ static void double_close_every_kind(void **state)
 static void forged_handles(void **state)
 {
     tst_env *env = *state;
-    four_kinds k;
-    open_four(env, &k);
+    one_of_each k;
+    open_one_of_each(env, &k);
     nd_handle live[] = {k.dir, k.input, k.output, k.lock, k.ring};
     const nd_handle fixed[] = {0, -1, 1, 2, 3, 0x7FFFFFFFFFFFFFFFLL, (nd_handle)0x8000000000000000ULL,
                                (nd_handle)0xFFFFFFFF00000000ULL, 0xFFFFFF, 0x1000000, 0x10000000,
@@ -180,8 +180,8 @@ static void single_bit_changes_never_reach_an_object(void **state)
     /* whatever the layout (index, kind, generation bits), a handle with one bit
      * changed is refused unless it happens to be another live handle */
     tst_env *env = *state;
-    four_kinds k;
-    open_four(env, &k);
+    one_of_each k;
+    open_one_of_each(env, &k);
     nd_handle live[] = {k.dir, k.input, k.output, k.lock, k.ring};
     for (size_t j = 0; j < 5; j++) {
         for (int bit = 0; bit < 64; bit++) {
@@ -207,8 +207,8 @@ static void single_bit_changes_never_reach_an_object(void **state)
 static void wrong_kind_for_every_call(void **state)
 {
     tst_env *env = *state;
-    four_kinds k;
-    open_four(env, &k);
+    one_of_each k;
+    open_one_of_each(env, &k);
     for (int c = 0; c < N_CALLS; c++) {
         char want = kind_of_call(c);
         if (want != 'd')
