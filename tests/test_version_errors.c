@@ -23,8 +23,8 @@ static void version_is_major_minor_patch(void **state)
     assert_non_null(v);
     unsigned major, minor, patch;
     char tail;
+    /* exactly three numbers, nothing after them */
     assert_int_equal(sscanf(v, "%u.%u.%u%c", &major, &minor, &patch, &tail), 3);
-    /* the SONAME is the ABI; the version's major follows the project, not the ABI */
     assert_true(strlen(v) < 32);
 }
 
@@ -149,7 +149,6 @@ static void last_error_is_per_thread(void **state)
     pthread_barrier_init(&barrier, NULL, 2);
     err_thread t[2] = {{env, &barrier, 0, "", 0, 0, 0}, {env, &barrier, 1, "", 0, 0, 0}};
     /* this thread's own failure must not show in the others */
-    nd_handle h;
     assert_status(ND_E_BAD_HANDLE, nd_close(12345));
     pthread_t th[2];
     for (int i = 0; i < 2; i++)
@@ -170,7 +169,6 @@ static void last_error_is_per_thread(void **state)
     /* and ours is still ours */
     assert_message_contains("nd_close");
     assert_non_null(strstr(nd_last_error_message(), "12345"));
-    (void)h;
 }
 
 static void long_names_do_not_overflow_the_message(void **state)
