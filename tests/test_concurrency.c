@@ -379,6 +379,60 @@ static void output_closed_under_writers(void **state)
     }
 }
 
+/* ---- several threads replacing one name at once ---- */
+
+typedef struct {
+    tst_env *env;
+    int id;
+    int32_t status;
+} replacer;
+
+static void *replace_name(void *arg)
+{
+    replacer *r = arg;
+    uint8_t bytes[20000];
+    memset(bytes, 'a' + r->id, sizeof(bytes));
+    for (int i = 0; i < 30 && r->status == ND_OK; i++) {
+        nd_handle out;
+        r->status = nd_create_output(r->env->dir, "segments.gen", ND_IO_OVERWRITE | (i % 2 ? ND_IO_MERGE : 0), &out);
+        if (r->status != ND_OK)
+            break;
+        if (nd_write_bytes(out, bytes, sizeof(bytes)) != (int64_t)sizeof(bytes))
+            r->status = ND_E_IO;
+        int32_t closed = nd_close(out);
+        if (r->status == ND_OK)
+            r->status = closed;
+    }
+    return NULL;
+}
+
+static void concurrent_overwrites_of_one_name(void **state)
+{
+    /* last one wins, whole: never a mix of writers, never a stray temporary */
+    tst_env *env = *state;
+    enum { N = 4 };
+    replacer r[N];
+    pthread_t th[N];
+    for (int i = 0; i < N; i++) {
+        r[i] = (replacer){env, i, ND_OK};
+        assert_int_equal(pthread_create(&th[i], NULL, replace_name, &r[i]), 0);
+    }
+    for (int i = 0; i < N; i++) {
+        pthread_join(th[i], NULL);
+        assert_status(ND_OK, r[i].status);
+    }
+    char path[TST_PATH_MAX];
+    size_t len = 0;
+    uint8_t *data = tst_read_file(tst_join(path, sizeof(path), env->dir_path, "segments.gen"), &len);
+    assert_non_null(data);
+    assert_int_equal(len, 20000);
+    for (size_t i = 1; i < len; i++)
+        if (data[i] != data[0])
+            fail_msg("segments.gen mixes writers '%c' and '%c' at %lu", data[0], data[i], (unsigned long)i);
+    free(data);
+    assert_int_equal(nd_list(env->dir, NULL, 0), (int64_t)sizeof("segments.gen"));
+}
+
 /* ---- one cursor misused by two threads: refused, never torn ---- */
 
 typedef struct {
@@ -594,6 +648,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(writers_share_one_output, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(output_closed_under_writers, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(shared_cursor_is_refused_not_torn, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(concurrent_overwrites_of_one_name, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(positional_readers_beside_a_cursor, tst_setup, tst_teardown),
 #ifndef _WIN32
         cmocka_unit_test_setup_teardown(reap_survives_signals, tst_setup, tst_teardown),

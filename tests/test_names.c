@@ -142,6 +142,14 @@ static void longest_name_is_accepted(void **state)
     assert_status('z', nd_read_byte_buffered(in));
     assert_status(ND_OK, nd_close(in));
     assert_int_equal(nd_list(env->dir, NULL, 0), 256);
+    /* replacing a file with the longest name (whatever temporary name that takes inside) */
+    assert_status(ND_OK, nd_create_output(env->dir, name, ND_IO_OVERWRITE, &out));
+    assert_status(1, nd_write_bytes(out, "z", 1));
+    assert_status(ND_OK, nd_close(out));
+    assert_status(ND_OK, nd_create_output(env->dir, name, ND_IO_OVERWRITE | ND_IO_MERGE, &out));
+    assert_status(1, nd_write_bytes(out, "z", 1));
+    assert_status(ND_OK, nd_close(out));
+    assert_int_equal(nd_list(env->dir, NULL, 0), 256);
     assert_status(ND_OK, nd_rename(env->dir, name, other));
     assert_status(0, nd_file_exists(env->dir, name));
     assert_status(ND_OK, nd_lock(env->dir, name, &lock));
