@@ -332,6 +332,39 @@ static void handles_are_distinct_and_nonzero(void **state)
         assert_status(ND_OK, nd_close(h[i]));
 }
 
+static void thousands_of_live_handles(void **state)
+{
+    /* clones cost no descriptor, so the handle table itself is what grows here,
+     * across however it is chunked */
+    tst_env *env = *state;
+    char path[TST_PATH_MAX];
+    uint8_t bytes[256];
+    for (int i = 0; i < 256; i++)
+        bytes[i] = (uint8_t)i;
+    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "f"), bytes, 256), 0);
+    enum { N = 5000 };
+    nd_handle *h = malloc(N * sizeof(nd_handle));
+    assert_non_null(h);
+    assert_status(ND_OK, nd_open_input(env->dir, "f", ND_IO_MMAP, &h[0]));
+    for (int i = 1; i < N; i++) {
+        /* every other one a slice starting at its own offset: a mix-up shows in the byte */
+        if (i % 2)
+            assert_status(ND_OK, nd_input_clone(h[0], &h[i]));
+        else
+            assert_status(ND_OK, nd_input_slice(h[0], i % 256, 256 - i % 256, &h[i]));
+    }
+    for (int i = N - 1; i >= 0; i--)
+        assert_status(i % 2 ? 0 : i % 256, nd_read_byte_buffered(h[i]));
+    /* close the odd ones; the even ones still read, the odd ones are dead */
+    for (int i = 1; i < N; i += 2)
+        assert_status(ND_OK, nd_close(h[i]));
+    for (int i = 0; i < N; i++) /* an even one's second byte follows its first */
+        assert_status(i % 2 ? ND_E_BAD_HANDLE : (i + 1) % 256, nd_read_byte_buffered(h[i]));
+    for (int i = 0; i < N; i += 2)
+        assert_status(ND_OK, nd_close(h[i]));
+    free(h);
+}
+
 #ifndef _WIN32
 /* POSIX only: Windows handles are not inherited unless asked for, and there is
  * no descriptor table to inspect the same way. */
@@ -425,6 +458,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(stale_handles_after_slot_reuse, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(null_out_pointers, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(handles_are_distinct_and_nonzero, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(thousands_of_live_handles, tst_setup, tst_teardown),
 #ifndef _WIN32
         cmocka_unit_test_setup_teardown(descriptors_are_close_on_exec_and_never_leak, tst_setup,
                                         tst_teardown),
