@@ -313,7 +313,7 @@ static void not_supported(void **state)
     int rc = tst_with_private_mount("ramfs", NULL, require_direct_child, NULL);
     if (rc == TST_NO_MOUNT) {
         unavailable[-ND_E_NOT_SUPPORTED] = "no file system refusing O_DIRECT can be mounted here";
-        tst_loud_skip("ND_E_NOT_SUPPORTED (ND_IO_REQUIRE_DIRECT on ramfs)", unavailable[10]);
+        tst_loud_skip("ND_E_NOT_SUPPORTED (ND_IO_REQUIRE_DIRECT on ramfs)", unavailable[-ND_E_NOT_SUPPORTED]);
         skip();
     }
     assert_int_equal(rc, 0);
@@ -371,7 +371,7 @@ static void no_memory(void **state)
     char path[TST_PATH_MAX];
     if (tst_truncate(tst_join(path, sizeof(path), env->dir_path, "huge"), (int64_t)16 << 30) != 0) {
         unavailable[-ND_E_NO_MEMORY] = "cannot make a sparse 16 GiB file here";
-        tst_loud_skip("ND_E_NO_MEMORY", unavailable[12]);
+        tst_loud_skip("ND_E_NO_MEMORY", unavailable[-ND_E_NO_MEMORY]);
         skip();
     }
     int rc = tst_run_child(no_memory_child, env);
