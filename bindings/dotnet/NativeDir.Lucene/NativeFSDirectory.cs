@@ -1,0 +1,227 @@
+using System;
+using System.Collections.Generic;
+using System.IO;
+using Lucene.Net.Store;
+using LuceneDirectory = Lucene.Net.Store.Directory;
+
+namespace NativeDir.Lucene
+{
+    /// <summary>
+    /// A Lucene.NET <see cref="FSDirectory"/> on nativedir: mapped search reads whose byte reads
+    /// are loads (no view-accessor or per-byte call), positional reads straight into the caller's
+    /// array, merge outputs with direct I/O so merges keep the searches' page cache, the native
+    /// CRC-32 as the output checksum, fsync of files and of the directory at commit, and locks on
+    /// nd_lock. Files are named relative to one open directory handle.
+    /// </summary>
+    public class NativeFSDirectory : FSDirectory
+    {
+        private readonly NativeDirectory _native;
+        private readonly IoStrategyPolicy _policy;
+        private readonly object _staleLock = new();
+        // Written and not yet synced, like FSDirectory's stale files; the value is the output while
+        // it is still open (then Sync goes through the writing handle), null once it is closed.
+        private readonly Dictionary<string, NativeIndexOutput?> _stale = new(StringComparer.Ordinal);
+
+        /// <summary>Opens (creating it when missing) the directory at <paramref name="path"/>.</summary>
+        /// <param name="path">The index directory.</param>
+        /// <param name="lockFactory">null for <see cref="NativeLockFactory"/> on this directory.</param>
+        /// <param name="policy">null for the default <see cref="IoStrategyPolicy"/>.</param>
+        public NativeFSDirectory(DirectoryInfo path, LockFactory? lockFactory = null, IoStrategyPolicy? policy = null)
+            : this(path, OpenNative(path), lockFactory, policy)
+        {
+        }
+
+        /// <summary>Opens (creating it when missing) the directory at <paramref name="path"/>.</summary>
+        public NativeFSDirectory(string path, LockFactory? lockFactory = null, IoStrategyPolicy? policy = null)
+            : this(new DirectoryInfo(path ?? throw new ArgumentNullException(nameof(path))), lockFactory, policy)
+        {
+        }
+
+        private NativeFSDirectory(DirectoryInfo path, NativeDirectory native, LockFactory? lockFactory, IoStrategyPolicy? policy)
+            : base(path, lockFactory ?? new NativeLockFactory(native))
+        {
+            _native = native;
+            _policy = policy ?? new IoStrategyPolicy();
+            // our own factory locks in this very directory: plain "write.lock", as FSDirectory
+            // names the locks of its own factories, not the lock-ID-prefixed name
+            if (lockFactory == null)
+                LockFactory.LockPrefix = null;
+        }
+
+        private static NativeDirectory OpenNative(DirectoryInfo path)
+        {
+            ArgumentNullException.ThrowIfNull(path);
+            // Lucene creates an FSDirectory's folder on first write; opening the handle needs it now.
+            return NativeDirectory.Open(path.FullName, create: true);
+        }
+
+        /// <summary>The nativedir handle of the directory.</summary>
+        public NativeDirectory Native => _native;
+
+        /// <summary>The strategy chosen per IOContext.</summary>
+        public IoStrategyPolicy Policy => _policy;
+
+        /// <inheritdoc/>
+        public override string[] ListAll()
+        {
+            EnsureOpen();
+            return _native.ListAll();
+        }
+
+        /// <inheritdoc/>
+        [Obsolete("Lucene.NET marks Directory.FileExists obsolete; kept for its callers.")]
+        public override bool FileExists(string name)
+        {
+            EnsureOpen();
+            return _native.FileExists(name);
+        }
+
+        /// <inheritdoc/>
+        public override long FileLength(string name)
+        {
+            EnsureOpen();
+            return _native.FileLength(name);
+        }
+
+        /// <inheritdoc/>
+        public override void DeleteFile(string name)
+        {
+            EnsureOpen();
+            _native.DeleteFile(name);
+            lock (_staleLock)
+                _stale.Remove(name);
+        }
+
+        /// <inheritdoc/>
+        public override IndexInput OpenInput(string name, IOContext context)
+        {
+            EnsureOpen();
+            SharedFile file = Open(name, context);
+            return new NativeIndexInput($"NativeIndexInput(path=\"{Path.Combine(m_directory.FullName, name)}\")",
+                file, 0, file.Length, _policy.InputBufferSize(context), owner: true);
+        }
+
+        private SharedFile Open(string name, IOContext context)
+        {
+            IoOptions flags = _policy.ForInput(context);
+            NativeInput input = _native.OpenInput(name, flags);
+            try
+            {
+                return new SharedFile(input, (flags & IoOptions.Mapped) != 0);
+            }
+            catch
+            {
+                input.Dispose();
+                throw;
+            }
+        }
+
+        /// <summary>Slices share one native handle (compound files open each sub-file as a slice).</summary>
+        public override IndexInputSlicer CreateSlicer(string name, IOContext context)
+        {
+            EnsureOpen();
+            var full = (NativeIndexInput)OpenInput(name, context);
+            return new Slicer(full);
+        }
+
+        private sealed class Slicer : IndexInputSlicer
+        {
+            private readonly NativeIndexInput _full;
+
+            internal Slicer(NativeIndexInput full) => _full = full;
+
+            public override IndexInput OpenSlice(string sliceDescription, long offset, long length) =>
+                _full.Slice($"NativeIndexInput(slice={sliceDescription} of {_full})", offset, length);
+
+            [Obsolete("Only for reading CFS files from 3.x indexes.")]
+            public override IndexInput OpenFullSlice() => _full.Slice(_full.ToString(), 0, _full.Length);
+
+            protected override void Dispose(bool disposing) => _full.Dispose();
+        }
+
+        /// <inheritdoc/>
+        public override IndexOutput CreateOutput(string name, IOContext context)
+        {
+            EnsureOpen();
+            IoOptions flags = _policy.ForOutput(context) | IoOptions.Overwrite;
+            NativeOutput o = _native.CreateOutput(name, flags);
+            var output = new NativeIndexOutput(this, o, _policy.OutputBufferSize(flags));
+            lock (_staleLock)
+                _stale[name] = output;
+            return output;
+        }
+
+        internal void OnOutputClosed(NativeIndexOutput output)
+        {
+            lock (_staleLock)
+            {
+                // every byte reached the OS before this: the native close flushed it
+                if (_stale.TryGetValue(output.Name, out NativeIndexOutput? o) && ReferenceEquals(o, output))
+                    _stale[output.Name] = null;
+            }
+        }
+
+        /// <summary>
+        /// Makes the named files durable, then the directory (so their names survive a crash too).
+        /// A file still open is synced through its own writing handle; a closed one with nd_fsync.
+        /// Only files written through this directory and not synced yet are synced, as in
+        /// FSDirectory.
+        /// </summary>
+        public override void Sync(ICollection<string> names)
+        {
+            EnsureOpen();
+            ArgumentNullException.ThrowIfNull(names);
+            var toSync = new List<KeyValuePair<string, NativeIndexOutput?>>();
+            lock (_staleLock)
+            {
+                foreach (string name in names)
+                    if (_stale.TryGetValue(name, out NativeIndexOutput? o))
+                        toSync.Add(new(name, o));
+            }
+            foreach (var (name, output) in toSync)
+            {
+                if (output != null && !output.IsDisposed)
+                {
+                    try
+                    {
+                        output.SyncThroughHandle();
+                        continue;
+                    }
+                    catch (ObjectDisposedException)
+                    {
+                        // closed meanwhile: all its bytes reached the OS; fsync by name below
+                    }
+                }
+                _native.Sync(new[] { name });
+            }
+            if (toSync.Count == 0)
+                return;
+            _native.SyncDirectory();
+            lock (_staleLock)
+            {
+                foreach (var (name, output) in toSync)
+                    // an output still open may be written again: it stays stale until closed
+                    if (_stale.TryGetValue(name, out NativeIndexOutput? now) && now == null)
+                        _stale.Remove(name);
+            }
+        }
+
+        /// <summary>Fsyncs one file through nativedir (FSDirectory's hook).</summary>
+        protected override void Fsync(string name) => _native.Sync(new[] { name });
+
+        /// <summary>Closes the directory handle; open inputs and outputs keep working until
+        /// disposed.</summary>
+        protected override void Dispose(bool disposing)
+        {
+            base.Dispose(disposing);
+            if (disposing)
+                _native.Dispose();
+        }
+
+        /// <inheritdoc/>
+        public override string ToString() => $"{GetType().Name}@{m_directory.FullName} lockFactory={LockFactory}";
+
+        /// <summary>Opens a <see cref="NativeFSDirectory"/> (for code that calls FSDirectory.Open).</summary>
+        public static new NativeFSDirectory Open(string path) => new(path);
+    }
+}

@@ -1,0 +1,170 @@
+using System;
+using System.Buffers;
+using Lucene.Net.Store;
+
+namespace NativeDir.Lucene
+{
+    /// <summary>
+    /// A Lucene <see cref="IndexOutput"/> over a nativedir output. Bytes collect in a managed
+    /// buffer (rented, returned at Dispose) and reach the library in one call per full buffer, so
+    /// a direct-I/O merge output gets large aligned-friendly writes. <see cref="Checksum"/> is the
+    /// library's running CRC-32 (zlib's, the same as Lucene's CRC32), computed as bytes are written
+    /// instead of a second managed pass.
+    /// </summary>
+    public sealed class NativeIndexOutput : IndexOutput
+    {
+        private readonly NativeFSDirectory _dir;
+        private readonly NativeOutput _out;
+        private byte[]? _buf;
+        private int _n;
+        private long _flushed;
+        private bool _disposed;
+
+        internal NativeIndexOutput(NativeFSDirectory dir, NativeOutput output, int bufferSize)
+        {
+            _dir = dir;
+            _out = output;
+            _buf = ArrayPool<byte>.Shared.Rent(bufferSize);
+        }
+
+        /// <summary>The file name.</summary>
+        public string Name => _out.Name;
+
+        /// <summary>How the output writes (buffered, or direct for large merges).</summary>
+        public IoStrategy Strategy => _out.Strategy;
+
+        /// <inheritdoc/>
+        public override void WriteByte(byte b)
+        {
+            byte[]? buf = _buf;
+            int n = _n;
+            if (buf != null && (uint)n < (uint)buf.Length)
+            {
+                buf[n] = b;
+                _n = n + 1;
+                return;
+            }
+            WriteByteSlow(b);
+        }
+
+        private void WriteByteSlow(byte b)
+        {
+            FlushBuffer();
+            _buf![0] = b;
+            _n = 1;
+        }
+
+        /// <inheritdoc/>
+        public override void WriteBytes(byte[] b, int offset, int length)
+        {
+            if ((uint)offset > (uint)b.Length || (uint)length > (uint)(b.Length - offset))
+                throw new ArgumentOutOfRangeException(nameof(length), $"[{offset}, {offset}+{length}) is outside the array ({b.Length})");
+            byte[] buf = Buffer();
+            ReadOnlySpan<byte> src = b.AsSpan(offset, length);
+            if (src.Length <= buf.Length - _n)
+            {
+                src.CopyTo(buf.AsSpan(_n));
+                _n += src.Length;
+                return;
+            }
+            FlushBuffer();
+            if (src.Length >= buf.Length)
+            {
+                Native(src);
+                return;
+            }
+            src.CopyTo(buf);
+            _n = src.Length;
+        }
+
+        private byte[] Buffer() => _buf ?? throw new ObjectDisposedException(Name, $"the output '{Name}' is closed");
+
+        private void FlushBuffer()
+        {
+            byte[] buf = Buffer();
+            if (_n == 0)
+                return;
+            int n = _n;
+            _n = 0; // a failed native write fails the output for good: never resend
+            Native(buf.AsSpan(0, n));
+        }
+
+        private void Native(ReadOnlySpan<byte> src)
+        {
+            _out.Write(src);
+            _out.Flush(); // NativeOutput keeps small tails in its own buffer: hand them over now
+            _flushed += src.Length;
+        }
+
+        /// <summary>Hands the buffered bytes to the library (not an fsync: that is
+        /// Directory.Sync).</summary>
+        public override void Flush() => FlushBuffer();
+
+        /// <inheritdoc/>
+        public override long Position => _flushed + _n;
+
+        /// <inheritdoc/>
+        public override long Length => Position;
+
+        /// <inheritdoc/>
+        public override long Checksum
+        {
+            get
+            {
+                FlushBuffer();
+                return _out.Checksum;
+            }
+        }
+
+        /// <summary>Outputs are append-only (Lucene 4.8 codecs never seek an output).</summary>
+        [Obsolete("Lucene 4.8 deprecates seeking outputs; this output is append-only.")]
+        public override void Seek(long pos)
+        {
+            if (pos == Position)
+                return;
+            throw new NotSupportedException($"'{Name}' is append-only: cannot seek to {pos} (at {Position})");
+        }
+
+        /// <summary>Durable through this handle: used by Sync for outputs still open.</summary>
+        internal void SyncThroughHandle()
+        {
+            FlushBuffer();
+            _out.Sync();
+        }
+
+        internal bool IsDisposed => _disposed;
+
+        /// <summary>Flushes and closes; a failed final write or close is thrown here, after the
+        /// handle is released.</summary>
+        protected override void Dispose(bool disposing)
+        {
+            if (_disposed)
+                return;
+            _disposed = true;
+            byte[]? buf = _buf;
+            try
+            {
+                try
+                {
+                    if (buf != null && _n > 0)
+                    {
+                        int n = _n;
+                        _n = 0;
+                        Native(buf.AsSpan(0, n));
+                    }
+                }
+                finally
+                {
+                    _buf = null;
+                    if (buf != null)
+                        ArrayPool<byte>.Shared.Return(buf);
+                    _out.Dispose(); // throws if the library's final flush (or truncate) failed
+                }
+            }
+            finally
+            {
+                _dir.OnOutputClosed(this);
+            }
+        }
+    }
+}

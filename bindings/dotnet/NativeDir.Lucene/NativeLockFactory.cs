@@ -1,0 +1,101 @@
+using System;
+using System.IO;
+using Lucene.Net.Store;
+using LuceneLock = Lucene.Net.Store.Lock;
+
+namespace NativeDir.Lucene
+{
+    /// <summary>
+    /// Locks on nd_lock: exclusive between handles of one process and between processes, released
+    /// by the OS if the process dies (no stale lock file to clear). The lock file stays in place,
+    /// as with Lucene's NativeFSLockFactory.
+    /// </summary>
+    public sealed class NativeLockFactory : LockFactory
+    {
+        private readonly NativeDirectory _dir;
+
+        /// <summary>Locks in the directory <paramref name="dir"/> (kept open by the caller).</summary>
+        public NativeLockFactory(NativeDirectory dir)
+        {
+            _dir = dir ?? throw new ArgumentNullException(nameof(dir));
+        }
+
+        internal NativeDirectory Directory => _dir;
+
+        private string Full(string lockName) =>
+            m_lockPrefix != null ? m_lockPrefix + "-" + lockName : lockName;
+
+        /// <inheritdoc/>
+        public override LuceneLock MakeLock(string lockName) => new NativeDirLock(_dir, Full(lockName));
+
+        /// <summary>Nothing to clear when nobody holds the lock: an nd_lock dies with its holder.
+        /// A lock held by a live writer is never broken.</summary>
+        public override void ClearLock(string lockName)
+        {
+            using var probe = new NativeDirLock(_dir, Full(lockName));
+            probe.Obtain(); // succeeds only when nobody holds it; disposing releases it again
+        }
+
+        private sealed class NativeDirLock : LuceneLock
+        {
+            private readonly NativeDirectory _dir;
+            private readonly string _name;
+            private NativeLock? _held;
+            private readonly object _gate = new();
+
+            internal NativeDirLock(NativeDirectory dir, string name)
+            {
+                _dir = dir;
+                _name = name;
+            }
+
+            public override bool Obtain()
+            {
+                lock (_gate)
+                {
+                    if (_held != null)
+                        return false; // Lucene: a second Obtain on a held lock fails
+                    try
+                    {
+                        _held = _dir.Lock(_name);
+                        return true;
+                    }
+                    catch (NativeDirLockedException e)
+                    {
+                        FailureReason = e;
+                        return false;
+                    }
+                }
+            }
+
+            public override bool IsLocked()
+            {
+                lock (_gate)
+                {
+                    if (_held != null)
+                        return true;
+                    try
+                    {
+                        using NativeLock probe = _dir.Lock(_name);
+                        return false;
+                    }
+                    catch (NativeDirLockedException)
+                    {
+                        return true;
+                    }
+                }
+            }
+
+            protected override void Dispose(bool disposing)
+            {
+                lock (_gate)
+                {
+                    _held?.Dispose();
+                    _held = null;
+                }
+            }
+
+            public override string ToString() => $"NativeDirLock@{_dir.Path}{Path.DirectorySeparatorChar}{_name}";
+        }
+    }
+}

@@ -1,0 +1,61 @@
+# NativeDir.Lucene (issue 4): the Lucene.NET directory, its tests, its package and its benchmark.
+# Included by bindings/dotnet/CMakeLists.txt, so ND_DOTNET, ND_DOTNET_PROPS, ND_DOTNET_CONFIG,
+# ND_DOTNET_FEED, ND_DOTNET_NUPKG and SRC are set. Every dotnet step here runs after the NativeDir
+# build and pack have finished: two dotnet processes building NativeDir at once would race on its
+# obj/ files.
+set(ND_LUCENE_DIR ${SRC}/NativeDir.Lucene)
+file(GLOB_RECURSE ND_LUCENE_SOURCES CONFIGURE_DEPENDS
+     ${ND_LUCENE_DIR}/*.cs ${ND_LUCENE_DIR}/*.csproj ${ND_LUCENE_DIR}/README.md
+     ${SRC}/NativeDir.Lucene.Tests/*.cs ${SRC}/NativeDir.Lucene.Tests/*.csproj)
+file(GLOB_RECURSE ND_LUCENE_BENCH_SOURCES CONFIGURE_DEPENDS
+     ${SRC}/NativeDir.Lucene.Benchmarks/*.cs ${SRC}/NativeDir.Lucene.Benchmarks/*.csproj)
+
+set(ND_LUCENE_STAMP ${ND_DOTNET_DIR}/lucene-build.stamp)
+add_custom_command(
+  OUTPUT ${ND_LUCENE_STAMP}
+  COMMAND ${ND_DOTNET} build ${SRC}/NativeDir.Lucene.Tests/NativeDir.Lucene.Tests.csproj -c ${ND_DOTNET_CONFIG}
+          ${ND_DOTNET_PROPS} -nologo -v:m
+  COMMAND ${CMAKE_COMMAND} -E touch ${ND_LUCENE_STAMP}
+  DEPENDS ${ND_DOTNET_STAMP} ${ND_DOTNET_NUPKG} ${ND_LUCENE_SOURCES} ${ND_DOTNET_SOURCES}
+  COMMENT "dotnet build: NativeDir.Lucene and its tests"
+  VERBATIM)
+add_custom_target(nativedir_lucene_build ALL DEPENDS ${ND_LUCENE_STAMP})
+add_dependencies(nativedir_lucene_build nativedir_dotnet_build nativedir_dotnet_pack)
+
+# the package depends on the NativeDir package of the same version (its project reference)
+set(ND_LUCENE_NUPKG ${ND_DOTNET_FEED}/NativeDir.Lucene.${PROJECT_VERSION}.nupkg)
+add_custom_command(
+  OUTPUT ${ND_LUCENE_NUPKG}
+  COMMAND ${ND_DOTNET} pack ${ND_LUCENE_DIR}/NativeDir.Lucene.csproj -c ${ND_DOTNET_CONFIG}
+          ${ND_DOTNET_PROPS} -o ${ND_DOTNET_FEED} -nologo -v:m
+  DEPENDS ${ND_LUCENE_STAMP}
+  COMMENT "dotnet pack: NativeDir.Lucene.${PROJECT_VERSION}.nupkg"
+  VERBATIM)
+add_custom_target(nativedir_lucene_pack ALL DEPENDS ${ND_LUCENE_NUPKG})
+add_dependencies(nativedir_lucene_pack nativedir_lucene_build)
+
+# the benchmark (run by bench/suites.d/lucene.sh); built with everything so a broken benchmark
+# fails the build, not only the bench run
+set(ND_LUCENE_BENCH_STAMP ${ND_DOTNET_DIR}/lucene-bench.stamp)
+add_custom_command(
+  OUTPUT ${ND_LUCENE_BENCH_STAMP}
+  COMMAND ${ND_DOTNET} build ${SRC}/NativeDir.Lucene.Benchmarks/NativeDir.Lucene.Benchmarks.csproj
+          -c Release ${ND_DOTNET_PROPS} -nologo -v:m
+  COMMAND ${CMAKE_COMMAND} -E touch ${ND_LUCENE_BENCH_STAMP}
+  DEPENDS ${ND_LUCENE_NUPKG} ${ND_LUCENE_BENCH_SOURCES} ${ND_LUCENE_SOURCES}
+  COMMENT "dotnet build: NativeDir.Lucene.Benchmarks"
+  VERBATIM)
+add_custom_target(nativedir_lucene_bench ALL DEPENDS ${ND_LUCENE_BENCH_STAMP})
+add_dependencies(nativedir_lucene_bench nativedir_lucene_pack)
+
+add_test(NAME dotnet_lucene_tests
+  COMMAND ${ND_DOTNET} test ${SRC}/NativeDir.Lucene.Tests/NativeDir.Lucene.Tests.csproj -c ${ND_DOTNET_CONFIG}
+          ${ND_DOTNET_PROPS} --no-build -nologo --logger "console;verbosity=normal")
+set_tests_properties(dotnet_lucene_tests PROPERTIES TIMEOUT 600)
+
+# every benchmark method runs once on a small file and its result is checked (not timed)
+add_test(NAME dotnet_lucene_bench_verify
+  COMMAND ${CMAKE_COMMAND} -E env ${ND_DOTNET_ENV} ${DOTNET_EXECUTABLE}
+          ${ND_DOTNET_DIR}/artifacts/bin/NativeDir.Lucene.Benchmarks/release/NativeDir.Lucene.Benchmarks.dll
+          --verify --dir ${ND_DOTNET_DIR}/lucene-bench-verify)
+set_tests_properties(dotnet_lucene_bench_verify PROPERTIES TIMEOUT 300)
