@@ -491,6 +491,108 @@ static void test_lock_does_not_block_reading(void **state)
     assert_int_equal(nd_close(again), ND_OK);
 }
 
+/* The second process of test_lock_across_processes: exit 0 if the lock is
+ * held elsewhere, 1 if it could take it, 2 on anything else. */
+static int lock_child(void)
+{
+    /* the path comes as UTF-16 through the environment: argv would pass
+     * through the ANSI code page */
+    wchar_t wdir[1024];
+    char dir_path[3072];
+    DWORD n = GetEnvironmentVariableW(L"ND_LOCK_CHILD_DIR", wdir, 1024);
+    if (n == 0 || n >= 1024 ||
+        WideCharToMultiByte(CP_UTF8, 0, wdir, -1, dir_path, sizeof(dir_path), NULL, NULL) <= 0)
+        return 2;
+    nd_handle d, l;
+    if (nd_open_dir(dir_path, 0, &d) != ND_OK)
+        return 2;
+    int32_t rc = nd_lock(d, "write.lock", &l);
+    nd_close(d);
+    if (rc == ND_E_LOCKED)
+        return 0;
+    if (rc == ND_OK) {
+        nd_close(l);
+        return 1;
+    }
+    return 2;
+}
+
+static DWORD run_lock_child(const char *dir_path)
+{
+    wchar_t exe[MAX_PATH + 1], cmd[MAX_PATH + 64], wdir[1024];
+    assert_true(GetModuleFileNameW(NULL, exe, MAX_PATH + 1) > 0);
+    MultiByteToWideChar(CP_UTF8, 0, dir_path, -1, wdir, 1024);
+    assert_true(SetEnvironmentVariableW(L"ND_LOCK_CHILD_DIR", wdir));
+    swprintf(cmd, sizeof(cmd) / sizeof(cmd[0]), L"\"%ls\" --lock-child", exe);
+    STARTUPINFOW si;
+    PROCESS_INFORMATION pi;
+    ZeroMemory(&si, sizeof(si));
+    si.cb = sizeof(si);
+    assert_true(CreateProcessW(exe, cmd, NULL, NULL, FALSE, 0, NULL, NULL, &si, &pi));
+    assert_int_equal(WaitForSingleObject(pi.hProcess, 60000), WAIT_OBJECT_0);
+    DWORD code = 99;
+    assert_true(GetExitCodeProcess(pi.hProcess, &code));
+    CloseHandle(pi.hProcess);
+    CloseHandle(pi.hThread);
+    return code;
+}
+
+static void test_lock_across_processes(void **state)
+{
+    fixture *f = *state;
+    nd_handle lock;
+    assert_int_equal(nd_lock(f->dir, "write.lock", &lock), ND_OK);
+    assert_int_equal(run_lock_child(f->path), 0); /* held here: refused there */
+    assert_int_equal(nd_close(lock), ND_OK);
+    assert_int_equal(run_lock_child(f->path), 1); /* released: taken there */
+    assert_int_equal(nd_lock(f->dir, "write.lock", &lock), ND_OK); /* and given back */
+    assert_int_equal(nd_close(lock), ND_OK);
+}
+
+static void test_links_are_not_followed(void **state)
+{
+    fixture *f = *state;
+    write_file(f->dir, "target", "secret", 6);
+    char link8[1100], target8[1100];
+    snprintf(link8, sizeof(link8), "%s\\link", f->path);
+    snprintf(target8, sizeof(target8), "%s\\target", f->path);
+    wchar_t link[1100], target[1100];
+    MultiByteToWideChar(CP_UTF8, 0, link8, -1, link, 1100);
+    MultiByteToWideChar(CP_UTF8, 0, target8, -1, target, 1100);
+    /* unprivileged creation needs Developer Mode on Windows 10+; Wine allows it */
+    if (!CreateSymbolicLinkW(link, target, 0x2 /* ALLOW_UNPRIVILEGED_CREATE */)) {
+        print_message("test_links_are_not_followed: NOT RUN: CreateSymbolicLinkW failed with "
+                      "Windows error %lu (no privilege to create links here)\n",
+                      (unsigned long)GetLastError());
+        fail_msg("cannot create a symbolic link to test with");
+    }
+    DWORD attrs = GetFileAttributesW(link);
+    if (attrs == INVALID_FILE_ATTRIBUTES || !(attrs & FILE_ATTRIBUTE_REPARSE_POINT)) {
+        /* Wine 8's CreateSymbolicLinkW reports success and creates nothing */
+        print_message("test_links_are_not_followed: SKIPPED: CreateSymbolicLinkW succeeded but "
+                      "no link exists (attributes 0x%lx): this Windows (Wine) has no symbolic "
+                      "links, so there is nothing to refuse\n", (unsigned long)attrs);
+        skip();
+    }
+    nd_handle h = 0;
+    assert_status(nd_open_input(f->dir, "link", 0, &h), ND_E_ACCESS);
+    assert_int_equal(h, 0);
+    assert_status(nd_open_input(f->dir, "link", ND_IO_MMAP, &h), ND_E_ACCESS);
+    assert_status(nd_create_output(f->dir, "link", ND_IO_OVERWRITE, &h), ND_E_ACCESS);
+    assert_status(nd_lock(f->dir, "link", &h), ND_E_ACCESS);
+    assert_status(nd_file_exists(f->dir, "link"), 0); /* exists, but is not a file */
+    char names[256];
+    assert_int_equal(nd_list(f->dir, names, sizeof(names)), (int64_t)sizeof("target"));
+    assert_string_equal(names, "target");
+    /* the target was neither truncated nor changed */
+    int64_t len = -1;
+    assert_int_equal(nd_file_length(f->dir, "target", &len), ND_OK);
+    assert_int_equal(len, 6);
+    /* deleting the name deletes the link, never the target */
+    assert_status(nd_delete_file(f->dir, "link"), ND_OK);
+    assert_int_equal(nd_file_exists(f->dir, "target"), 1);
+}
+
 static void test_errors_carry_windows_codes(void **state)
 {
     fixture *f = *state;
@@ -505,8 +607,10 @@ static void test_errors_carry_windows_codes(void **state)
     assert_int_equal(nd_last_os_error(), ERROR_FILE_EXISTS);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc == 2 && strcmp(argv[1], "--lock-child") == 0)
+        return lock_child();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_rename_over_open_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete_open_file_and_reuse_name, setup, teardown),
@@ -522,6 +626,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_open_directory_cannot_be_removed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_dir_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lock_does_not_block_reading, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lock_across_processes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_links_are_not_followed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors_carry_windows_codes, setup, teardown),
     };
     return cmocka_run_group_tests_name("windows", tests, NULL, NULL);
