@@ -1061,10 +1061,10 @@ static void op_ring(model *m, src *s)
         uint32_t errs = (rok ? 0 : E(ND_E_BAD_HANDLE)) | (iok ? 0 : E(ND_E_BAD_HANDLE));
         errs |= range_errs(off, len, size);
         int full = rok && (rm->in_flight >= (int)rm->depth || slot < 0);
-        if (full && errs == 0) {
-            if (slot < 0) /* the model ran out of slots before the ring did: skip */
+        if (full) {
+            if (slot < 0 && errs == 0) /* the model ran out of slots before the ring did */
                 return;
-            errs |= E(ND_E_BUSY);
+            errs |= E(ND_E_BUSY); /* with a bad range too, either error may come first */
         }
         uint8_t *dst = malloc(len > 0 && len <= size ? (size_t)len + 1 : 1);
         uint64_t tag = ((uint64_t)u8(s) << 8) | (uint64_t)(slot < 0 ? 0xFF : slot);
