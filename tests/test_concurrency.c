@@ -5,6 +5,7 @@
  * serialised. Also run under ThreadSanitizer (tsan_test_concurrency).
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #ifndef _WIN32
 #  include <signal.h>
@@ -379,6 +380,107 @@ static void output_closed_under_writers(void **state)
     }
 }
 
+/* ---- many submitters, one reaper ---- */
+
+enum { SUBMITTERS = 3, READS_EACH = 600, READ_LEN = 512 };
+
+typedef struct {
+    nd_handle ring, in;
+    int id;
+    uint8_t (*dst)[READ_LEN]; /* one buffer per read: each stays valid until reaped */
+    int64_t *offsets;
+    long busy, failed;
+} submitter;
+
+static void *submit_reads(void *arg)
+{
+    submitter *s = arg;
+    uint64_t x = 1234567 + (uint64_t)s->id;
+    for (int i = 0; i < READS_EACH; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        int64_t off = (int64_t)((x >> 33) % (FILE_LEN - READ_LEN));
+        s->offsets[i] = off;
+        uint64_t tag = (uint64_t)s->id * READS_EACH + (uint64_t)i;
+        int32_t rc;
+        while ((rc = nd_ring_submit_read(s->ring, s->in, off, s->dst[i], READ_LEN, tag)) == ND_E_BUSY) {
+            s->busy++; /* the reaper frees slots; try again */
+            sched_yield();
+        }
+        if (rc != ND_OK)
+            s->failed++;
+    }
+    return NULL;
+}
+
+static void many_submitters_one_reaper(void **state)
+{
+    tst_env *env = *state;
+    uint8_t *data = put_random(env, "f", FILE_LEN, 6);
+    static const uint32_t backends[] = {0, ND_RING_FORCE_THREADS};
+    static const uint32_t flags[] = {0, ND_IO_MMAP, ND_IO_MERGE};
+    enum { TOTAL = SUBMITTERS * READS_EACH };
+    uint8_t (*dst)[READ_LEN] = malloc((size_t)TOTAL * READ_LEN);
+    int64_t *offsets = malloc(TOTAL * sizeof(int64_t));
+    int *seen = malloc(TOTAL * sizeof(int));
+    assert_non_null(dst);
+    assert_non_null(offsets);
+    assert_non_null(seen);
+    for (size_t b = 0; b < 2; b++) {
+        for (size_t f = 0; f < 3; f++) {
+            nd_handle ring, in;
+            assert_status(ND_OK, nd_ring_open(16, backends[b], &ring));
+            assert_status(ND_OK, nd_open_input(env->dir, "f", flags[f], &in));
+            memset(seen, 0, TOTAL * sizeof(int));
+            submitter s[SUBMITTERS];
+            pthread_t th[SUBMITTERS];
+            for (int i = 0; i < SUBMITTERS; i++) {
+                s[i] = (submitter){ring, in, i, dst + i * READS_EACH, offsets + i * READS_EACH, 0, 0};
+                assert_int_equal(pthread_create(&th[i], NULL, submit_reads, &s[i]), 0);
+            }
+            /* this thread reaps everything, in whatever order it completes */
+            int done = 0, wrong = 0, errors = 0, idle = 0;
+            while (done < TOTAL) {
+                uint64_t tags[8];
+                int64_t results[8];
+                int32_t n = nd_ring_reap(ring, tags, results, 8, 2000);
+                /* a 0 may come early (see reap_survives_signals); several in a row
+                 * with reads outstanding means completions were lost */
+                if (n < 0 || (n == 0 && ++idle > 3)) {
+                    fail_msg("backend %u flags 0x%x: reap returned %d after %d of %d completions",
+                             (unsigned)backends[b], flags[f], n, done, TOTAL);
+                }
+                if (n > 0)
+                    idle = 0;
+                for (int k = 0; k < n; k++) {
+                    uint64_t t = tags[k];
+                    if (t >= TOTAL || seen[t]++) {
+                        wrong++;
+                        continue;
+                    }
+                    if (results[k] != READ_LEN)
+                        errors++;
+                    else if (memcmp(dst[t], data + offsets[t], READ_LEN) != 0)
+                        wrong++;
+                }
+                done += n;
+            }
+            for (int i = 0; i < SUBMITTERS; i++) {
+                pthread_join(th[i], NULL);
+                assert_int_equal(s[i].failed, 0);
+            }
+            assert_int_equal(wrong, 0);
+            assert_int_equal(errors, 0);
+            assert_status(0, nd_ring_in_flight(ring));
+            assert_status(ND_OK, nd_close(ring));
+            assert_status(ND_OK, nd_close(in));
+        }
+    }
+    free(seen);
+    free(offsets);
+    free(dst);
+    free(data);
+}
+
 /* ---- several threads replacing one name at once ---- */
 
 typedef struct {
@@ -649,6 +751,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(output_closed_under_writers, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(shared_cursor_is_refused_not_torn, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(concurrent_overwrites_of_one_name, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(many_submitters_one_reaper, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(positional_readers_beside_a_cursor, tst_setup, tst_teardown),
 #ifndef _WIN32
         cmocka_unit_test_setup_teardown(reap_survives_signals, tst_setup, tst_teardown),
