@@ -294,6 +294,18 @@ static void null_out_pointers(void **state)
     assert_status(ND_E_INVALID_ARGUMENT, nd_input_window(in, 0, NULL));
     assert_status(ND_E_INVALID_ARGUMENT, nd_input_clone(in, NULL));
     assert_status(ND_E_INVALID_ARGUMENT, nd_input_slice(in, 0, 1, NULL));
+    int32_t ring_rc = nd_ring_open(4, 0, NULL);
+    assert_true(ring_rc == ND_E_INVALID_ARGUMENT || ring_rc == ND_E_NOT_SUPPORTED);
+    nd_handle ring;
+    if (nd_ring_open(4, 0, &ring) == ND_OK) {
+        uint64_t tag;
+        int64_t result;
+        assert_status(ND_E_INVALID_ARGUMENT, nd_ring_reap(ring, NULL, &result, 1, 0));
+        assert_status(ND_E_INVALID_ARGUMENT, nd_ring_reap(ring, &tag, NULL, 1, 0));
+        assert_status(ND_E_INVALID_ARGUMENT, nd_ring_submit_read(ring, in, 0, NULL, 1, 1));
+        assert_status(0, nd_ring_in_flight(ring));
+        assert_status(ND_OK, nd_close(ring));
+    }
     /* NULL buffers with a length */
     assert_status(ND_E_INVALID_ARGUMENT, nd_read_bytes(in, 0, NULL, 1));
     assert_status(ND_E_INVALID_ARGUMENT, nd_read_buffered(in, NULL, 1));
