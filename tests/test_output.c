@@ -405,6 +405,49 @@ static int ramfs_outputs(const char *mnt, void *ctx)
     return leftover ? 4 : 0;
 }
 
+/* tmpfs takes O_DIRECT (Linux 6.6+) without a block device under it: the
+ * alignment it reports, and the strategies chosen there, must still round-trip. */
+static int tmpfs_round_trip(const char *mnt, void *ctx)
+{
+    (void)ctx;
+    nd_handle dir;
+    if (nd_open_dir(mnt, 0, &dir) != ND_OK)
+        return 2;
+    const size_t len = (1u << 20) + 3;
+    uint8_t *data = tst_random_buffer(len, 7000);
+    for (size_t o = 0; o < N_OUT; o++) {
+        nd_handle out;
+        char name[16];
+        snprintf(name, sizeof(name), "t%zu", o);
+        if (nd_create_output(dir, name, out_flags[o], &out) != ND_OK)
+            return 10 + (int)o;
+        if (nd_write_bytes(out, data, 5000) != 5000 || nd_output_sync(out) != ND_OK ||
+            nd_write_bytes(out, data + 5000, (int64_t)len - 5000) != (int64_t)len - 5000)
+            return 20 + (int)o;
+        if (nd_output_crc32(out) != zlib_crc(data, len) || nd_close(out) != ND_OK)
+            return 30 + (int)o;
+        for (size_t i = 0; i < N_IN; i++)
+            if (tst_verify_input(dir, name, in_flags[i], data, len) != 0) {
+                fprintf(stderr, "tmpfs: output flags 0x%x, input flags 0x%x\n", out_flags[o], in_flags[i]);
+                return 40 + (int)o;
+            }
+    }
+    free(data);
+    nd_close(dir);
+    return 0;
+}
+
+static void every_strategy_on_tmpfs(void **state)
+{
+    (void)state;
+    int rc = tst_with_private_mount("tmpfs", "size=64m", tmpfs_round_trip, NULL);
+    if (rc == TST_NO_MOUNT) {
+        tst_loud_skip("outputs and inputs on tmpfs", "no private tmpfs mount is possible here");
+        skip();
+    }
+    assert_int_equal(rc, 0);
+}
+
 static void merge_falls_back_where_direct_is_refused(void **state)
 {
     (void)state;
@@ -433,6 +476,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(overwriting_a_mapped_file_never_crashes_its_reader,
                                         tst_setup, tst_teardown),
         cmocka_unit_test(merge_falls_back_where_direct_is_refused),
+        cmocka_unit_test(every_strategy_on_tmpfs),
 #endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
