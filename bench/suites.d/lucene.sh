@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# NativeDir.Lucene's benchmark (bindings/dotnet/NativeDir.Lucene.Benchmarks, BenchmarkDotNet with
+# MemoryDiagnoser): the NativeUnixDirectory port's file table (Write made durable, ReadSequential,
+# ReadByte, ReadRandom, ConcurrentCloneReads) for NativeDir.Lucene beside Lucene.NET's SimpleFS,
+# NIOFS, MMap and RAM directories, parallel search and indexing. The device's own limit for the
+# durable write is the C suite's raw O_DIRECT write+fsync, run here in the same run. Writes
+# $ND_BENCH_OUT/lucene.json.
+set -euo pipefail
+build="${ND_BUILD_DIR:-build/bench}"
+out="${ND_BENCH_OUT:-$build/results}"
+dll="$build/bindings/dotnet/artifacts/bin/NativeDir.Lucene.Benchmarks/release/NativeDir.Lucene.Benchmarks.dll"
+ndbench="$build/bench/nd_bench"
+# the bench tree may not be built yet, or was configured without the .NET binding
+[ -f "$dll" ] || cmake --build "$build" --target nativedir_lucene_bench
+[ -x "$ndbench" ] || cmake --build "$build" --target nd_bench
+
+scratch="$(cd "$(dirname "${ND_BENCH_DIR:-$build}/x")" && pwd)/bench-scratch-lucene"
+rm -rf "$scratch"
+mkdir -p "$scratch" "$out"
+quick=()
+mib=64
+if [ "${ND_BENCH_QUICK:-0}" = 1 ]; then quick=(--quick); mib=4; fi
+export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1
+
+echo "-- raw O_DIRECT write+fsync of ${mib} MiB (the device's limit, C suite)"
+"$ndbench" --only Write --size-mib "$mib" --runs 7 --dir "$scratch/c" --out "$scratch/c-out" >/dev/null
+echo "-- page cache left by a ${mib} MiB merge output"
+dotnet "$dll" --cache-check --dir "$scratch/cache" --out "$scratch/cache.json" ${quick[@]+"${quick[@]}"}
+echo "-- BenchmarkDotNet"
+dotnet "$dll" --dir "$scratch/work" --artifacts "$scratch/artifacts" ${quick[@]+"${quick[@]}"}
+
+/usr/bin/python3 - "$scratch" "$out/lucene.json" "$mib" "$(uname -srm)" <<'PY'
+import glob, json, sys, datetime
+scratch, dest, mib, host = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+
+bdn = {}
+for f in glob.glob(f"{scratch}/artifacts/results/*-report-full.json"):
+    for b in json.load(open(f))["Benchmarks"]:
+        d = b["Parameters"].replace("Directory=", "") or "nativedir"
+        st = b["Statistics"]
+        bdn[(b["Type"], b["Method"], d)] = {
+            "median": st["Median"] / 1e6, "min": st["Min"] / 1e6, "max": st["Max"] / 1e6,
+            "runs": st["N"], "alloc_bytes": (b.get("Memory") or {}).get("BytesAllocatedPerOperation")}
+cache = json.load(open(f"{scratch}/cache.json"))
+c = json.load(open(f"{scratch}/c-out/c.json"))
+raw = next(r for r in c["results"] if r["group"] == "WriteSync" and r["baseline"] is None)
+
+NAMES = {"NativeDir": "NativeDir.Lucene NativeFSDirectory", "SimpleFS": "Lucene.NET SimpleFSDirectory",
+         "NIOFS": "Lucene.NET NIOFSDirectory", "MMap": "Lucene.NET MMapDirectory",
+         "RAM": "Lucene.NET RAMDirectory"}
+DIRS = list(NAMES)
+BUILTIN_FS = ["SimpleFS", "NIOFS", "MMap"]  # durable built-ins: RAM keeps nothing on disk
+results = []
+
+def row(group, name, s, baseline=None, base=None, target=None, met=None, note=None, **extra):
+    r = {"group": group, "name": name, "unit": "ms", "median": round(s["median"], 4),
+         "min": round(s["min"], 4), "max": round(s["max"], 4), "runs": s["runs"],
+         "baseline": baseline, "ratio": round(s["median"] / base["median"], 3) if base else None,
+         "target": target, "met": met, "alloc_bytes": s.get("alloc_bytes"), "note": note}
+    r.update(extra)
+    results.append(r)
+    return r
+
+def table(group, typ, method, base_dir, target, check, note):
+    base = bdn[(typ, method, base_dir)]
+    for d in DIRS:
+        s = bdn[(typ, method, d)]
+        if d == base_dir:
+            row(group, NAMES[d], s, note=note)
+            continue
+        ratio = s["median"] / base["median"]
+        mine = d == "NativeDir"
+        row(group, NAMES[d], s, NAMES[base_dir], base, target if mine else None,
+            check(ratio) if mine else None, note)
+
+table("ReadSequential", "FileReads", "ReadSequential", "RAM", "<= 1.5", lambda r: r <= 1.5,
+      f"{mib} MiB in 8 KiB ReadBytes, input kept open (mapped for NativeDir.Lucene)")
+table("ReadByteSequential", "FileReads", "ReadByteSequential", "RAM", "<= 1.5", lambda r: r <= 1.5,
+      f"ReadByte over {mib // 4} MiB (a quarter of the file)")
+table("ReadRandom", "FileReads", "ReadRandom", "NIOFS", "<= 0.5", lambda r: r <= 0.5,
+      "10,000 Seek + 64-byte ReadBytes at random offsets")
+table("ConcurrentCloneReads", "FileReads", "ConcurrentCloneReads", "RAM", None, None,
+      f"4 threads, one clone each, each reading all {mib} MiB in 8 KiB reads")
+
+# WriteSync: durable write of the file of record against the device's raw limit
+rawname = "raw O_DIRECT write+fsync (C nd_bench, " + raw["name"].split("fsync ")[-1] + ")"
+rawrow = {"median": raw["median"], "min": raw["min"], "max": raw["max"], "runs": raw["runs"],
+          "alloc_bytes": None}
+row("WriteSync", rawname, rawrow, note=f"{mib} MiB, no library: the device's limit (same run)")
+nd = bdn[("DeviceLimit", "DirectWriteSync", "nativedir")]
+row("WriteSync", "NativeDir NativeOutput (Merge|RequireDirect) + Sync", nd, rawname, rawrow,
+    note="1 MiB writes through the .NET binding, direct I/O required")
+simple = bdn[("FileWrite", "Write", "SimpleFS")]
+for d in DIRS:
+    s = bdn[("FileWrite", "Write", d)]
+    extra = {"cached_pct": cache.get(d)}
+    if d == "NativeDir":
+        r1 = s["median"] / raw["median"]
+        met = r1 <= 1.25 and s["median"] <= simple["median"] and (cache.get(d) or 0) <= 5
+        row("WriteSync", NAMES[d], s, rawname, rawrow,
+            "<= 1.25 x raw; <= SimpleFS; merged file not cached", met,
+            f"merge-context output + Sync; {s['median'] / simple['median']:.2f}x SimpleFS; "
+            f"{cache.get(d)}% of the file left in the page cache", **extra)
+    else:
+        row("WriteSync", NAMES[d], s, rawname, rawrow,
+            note="RAM: nothing reaches the disk" if d == "RAM" else "output + Sync", **extra)
+
+def best_table(group, typ, method, target, check, note, per_op=None):
+    best = min(BUILTIN_FS, key=lambda d: bdn[(typ, method, d)]["median"])
+    base = bdn[(typ, method, best)]
+    for d in DIRS:
+        s = bdn[(typ, method, d)]
+        extra = {}
+        if per_op:
+            extra["qps"] = round(per_op / (s["median"] / 1e3), 1)
+        mine = d == "NativeDir"
+        if d == best:
+            row(group, NAMES[d], s, note=note + " (best built-in: the baseline)", **extra)
+        else:
+            row(group, NAMES[d], s, NAMES[best], base, target if mine else None,
+                check(s["median"] / base["median"]) if mine else None, note, **extra)
+
+quick = mib != 64
+queries = (100 if quick else 500) * 4
+best_table("ParallelSearch", "ParallelSearch", "Search", ">= 1.2x qps of the best built-in",
+           lambda r: r <= 1 / 1.2,
+           f"{queries} queries (term, boolean, phrase, prefix) via Parallel.For over one IndexSearcher",
+           per_op=queries)
+best_table("Indexing", "Indexing", "Index", "<= 1.0 (no slower than the best built-in)", lambda r: r <= 1.0,
+           f"{1000 if quick else 5000} SDK doc members, default IndexWriterConfig, commit (synced)")
+
+json.dump({"suite": "lucene", "file_mib": mib, "host": host,
+           "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+           "results": results}, open(dest, "w"), indent=1)
+print(f"lucene: {len(results)} rows -> {dest}")
+for r in results:
+    if r["target"]:
+        print(f"  {r['group']:<22} {r['name']:<40} ratio {r['ratio']}  target {r['target']}  met {r['met']}")
+PY

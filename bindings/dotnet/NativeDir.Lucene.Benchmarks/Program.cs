@@ -1,0 +1,162 @@
+using System;
+using System.Diagnostics;
+using System.Globalization;
+using System.IO;
+using System.Linq;
+using BenchmarkDotNet.Configs;
+using BenchmarkDotNet.Engines;
+using BenchmarkDotNet.Exporters.Json;
+using BenchmarkDotNet.Jobs;
+using BenchmarkDotNet.Running;
+using BenchmarkDotNet.Toolchains.InProcess.Emit;
+using Lucene.Net.Index;
+using Lucene.Net.Search;
+using Lucene.Net.Store;
+using Perfolizer.Horology;
+
+namespace NativeDir.Lucene.Benchmarks
+{
+    /// <summary>
+    /// Modes: (default) the BenchmarkDotNet run of record, exported as JSON for lucene.sh;
+    /// --verify: every workload once on small sizes, results checked, nothing timed;
+    /// --cache-check: how much of a just-written merge file each directory leaves in the page cache.
+    /// </summary>
+    public static class Program
+    {
+        public static int Main(string[] args)
+        {
+            string dir = Arg(args, "--dir") ?? Dirs.Scratch;
+            Environment.SetEnvironmentVariable("ND_LUCENE_BENCH_DIR", Path.GetFullPath(dir));
+            if (args.Contains("--verify"))
+                return Verify();
+            if (args.Contains("--cache-check"))
+                return CacheCheck(Arg(args, "--out") ?? Path.Combine(dir, "cache.json"));
+            return Run(Arg(args, "--artifacts") ?? Path.Combine(dir, "artifacts"), args.Contains("--quick"));
+        }
+
+        private static string Arg(string[] args, string name)
+        {
+            int i = Array.IndexOf(args, name);
+            return i >= 0 && i + 1 < args.Length ? args[i + 1] : null;
+        }
+
+        private static int Run(string artifacts, bool quick)
+        {
+            if (quick)
+            {
+                Sizes.FileBytes = 4L << 20;
+                Sizes.ByteReads = 1L << 20;
+                Sizes.IndexDocs = 1000;
+                Sizes.SearchDocs = 3000;
+                Sizes.Queries = 100;
+            }
+            // In-process: no generated project to build per benchmark, which keeps the whole run
+            // within minutes. Fast reads: a short throughput job; heavy operations (seconds each):
+            // one invocation per iteration.
+            Job fast = Job.Default.WithToolchain(InProcessEmitToolchain.Instance)
+                .WithLaunchCount(1).WithWarmupCount(2).WithIterationCount(quick ? 3 : 9)
+                .WithIterationTime(TimeInterval.FromMilliseconds(quick ? 50 : 150)).WithId("Short");
+            Job heavy = Job.Default.WithToolchain(InProcessEmitToolchain.Instance)
+                .WithStrategy(RunStrategy.Monitoring).WithLaunchCount(1).WithWarmupCount(1)
+                .WithIterationCount(quick ? 2 : 7).WithId("Monitoring");
+            IConfig Config(Job job) => DefaultConfig.Instance.AddJob(job)
+                .AddExporter(JsonExporter.Full)
+                .WithArtifactsPath(artifacts)
+                .WithOptions(ConfigOptions.DisableLogFile | ConfigOptions.JoinSummary);
+            BenchmarkRunner.Run(typeof(FileReads), Config(fast));
+            BenchmarkRunner.Run(new[] { typeof(FileWrite), typeof(DeviceLimit), typeof(ParallelSearch), typeof(Indexing) }, Config(heavy));
+            return 0;
+        }
+
+        private static void Check(bool ok, string what)
+        {
+            if (!ok)
+                throw new InvalidOperationException("verify failed: " + what);
+            Console.WriteLine("ok   " + what);
+        }
+
+        private static int Verify()
+        {
+            const long len = 4L << 20;
+            long searchHits = -1;
+            var docs = SearchWorkload.Corpus(1500);
+            var queries = SearchWorkload.Queries(docs, 60);
+            foreach (Dir kind in Enum.GetValues<Dir>())
+            {
+                using (var w = new FileWorkload(kind, len, "verify"))
+                {
+                    Check(w.ReadSequential() == w.ExpectedSequential(), $"{kind} ReadSequential");
+                    Check(w.ReadByte(len / 4) == w.ExpectedByteSum(len / 4), $"{kind} ReadByte");
+                    Check(w.ReadRandom() == w.ExpectedRandom(), $"{kind} ReadRandom");
+                    Check(w.ConcurrentCloneReads() == w.ExpectedConcurrent(), $"{kind} ConcurrentCloneReads");
+                    w.Write("w");
+                    Check(w.Directory.FileLength("w") == len, $"{kind} Write length");
+                    using IndexInput i = w.Directory.OpenInput("w", IOContext.READ_ONCE);
+                    var head = new byte[FileWorkload.WriteChunk];
+                    i.Seek(len - head.Length);
+                    i.ReadBytes(head, 0, head.Length);
+                    Check(head.AsSpan().SequenceEqual(w.Data), $"{kind} Write bytes");
+                }
+                string p = Dirs.PathOf(kind, "verify-search");
+                Dirs.Clear(p);
+                using (var d = Dirs.Open(kind, p))
+                {
+                    SearchWorkload.Index(d, docs);
+                    using DirectoryReader r = DirectoryReader.Open(d);
+                    Check(r.NumDocs == docs.Count, $"{kind} Index ({r.NumDocs} docs)");
+                    long hits = SearchWorkload.ParallelSearch(new IndexSearcher(r), queries, 2);
+                    Check(hits > 0 && (searchHits < 0 || hits == searchHits), $"{kind} ParallelSearch ({hits} hits)");
+                    searchHits = hits;
+                }
+            }
+            var limit = new DeviceLimit();
+            limit.Setup();
+            long saved = Sizes.FileBytes;
+            Sizes.FileBytes = len;
+            try
+            {
+                limit.DirectWriteSync();
+            }
+            finally
+            {
+                Sizes.FileBytes = saved;
+                limit.Cleanup();
+            }
+            Check(new FileInfo(Path.Combine(Dirs.PathOf(Dir.NativeDir, "limit"), "raw")).Length == len, "DeviceLimit DirectWriteSync length");
+            return 0;
+        }
+
+        /// <summary>Writes the 64 MiB merge file with each on-disk directory and asks fincore
+        /// (util-linux) how much of it stays in the page cache.</summary>
+        private static int CacheCheck(string outFile)
+        {
+            var parts = new System.Collections.Generic.List<string>();
+            foreach (Dir kind in new[] { Dir.NativeDir, Dir.SimpleFS, Dir.NIOFS, Dir.MMap })
+            {
+                using var w = new FileWorkload(kind, 1 << 20, "cache");
+                long total = Sizes.FileBytes;
+                FileWorkload.WriteFile(w.Directory, "big", w.Data, total, Dirs.MergeContext(total));
+                double pct = 100.0 * Resident(Path.Combine(Dirs.PathOf(kind, "cache"), "big")) / total;
+                Console.WriteLine($"{kind}: {pct:F1}% of the {total >> 20} MiB merge output cached after write+sync");
+                parts.Add($"\"{kind}\": {pct.ToString("F1", CultureInfo.InvariantCulture)}");
+            }
+            File.WriteAllText(outFile, "{" + string.Join(", ", parts) + "}\n");
+            return 0;
+        }
+
+        private static long Resident(string path)
+        {
+            var psi = new ProcessStartInfo("fincore", $"--bytes --noheadings --output RES \"{path}\"")
+            {
+                RedirectStandardOutput = true,
+                UseShellExecute = false,
+            };
+            using Process p = Process.Start(psi) ?? throw new InvalidOperationException("fincore did not start");
+            string o = p.StandardOutput.ReadToEnd().Trim();
+            p.WaitForExit();
+            if (p.ExitCode != 0 || !long.TryParse(o, out long res))
+                throw new InvalidOperationException($"fincore {path}: exit {p.ExitCode}, output '{o}'");
+            return res;
+        }
+    }
+}
