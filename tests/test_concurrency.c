@@ -234,6 +234,19 @@ static void *churn(void *arg)
             if (nd_input_position(stale) != ND_E_BAD_HANDLE)
                 c->stale_reached++;
         }
+        if (round % 250 == 0) {
+            /* a burst of live clones: with every thread doing it the table grows new
+             * chunks while the others look handles up */
+            nd_handle burst[300];
+            for (int k = 0; k < 300; k++)
+                if (nd_input_clone(h, &burst[k]) != ND_OK)
+                    burst[k] = 0, c->failures++;
+            for (int k = 0; k < 300; k++) {
+                if (burst[k] != 0 && nd_read_byte_buffered(burst[k]) != c->id)
+                    c->own_wrong++;
+                nd_close(burst[k]);
+            }
+        }
         if (nd_close(h) != ND_OK)
             c->failures++;
         unsigned slot = atomic_fetch_add(c->recent_next, 1u) % RECENT;
