@@ -86,6 +86,100 @@ static void message_names_call_and_file(void **state)
 #endif
 }
 
+static void starts_with(const char *call)
+{
+    const char *msg = nd_last_error_message();
+    if (strncmp(msg, call, strlen(call)) != 0 || msg[strlen(call)] != ':')
+        fail_msg("the message \"%s\" does not start with \"%s:\"", msg, call);
+}
+
+static void every_message_starts_with_its_call(void **state)
+{
+    tst_env *env = *state;
+    char path[TST_PATH_MAX];
+    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "f"), "0123", 4), 0);
+    nd_handle h, in, out, lock, ring;
+    int64_t len;
+    uint8_t buf[8];
+    const uint8_t *p;
+    char missing_dir[TST_PATH_MAX];
+    tst_join(missing_dir, sizeof(missing_dir), env->root, "nope");
+    assert_status(ND_E_NOT_FOUND, nd_open_dir(missing_dir, 0, &h));
+    starts_with("nd_open_dir");
+    assert_status(ND_E_BAD_HANDLE, nd_list(0, NULL, 0));
+    starts_with("nd_list");
+    assert_status(ND_E_INVALID_NAME, nd_file_exists(env->dir, ".."));
+    starts_with("nd_file_exists");
+    assert_status(ND_E_NOT_FOUND, nd_file_length(env->dir, "gone", &len));
+    starts_with("nd_file_length");
+    assert_status(ND_E_NOT_FOUND, nd_delete_file(env->dir, "gone"));
+    starts_with("nd_delete_file");
+    assert_status(ND_E_NOT_FOUND, nd_rename(env->dir, "gone", "there"));
+    starts_with("nd_rename");
+    assert_status(ND_E_NOT_FOUND, nd_fsync(env->dir, "gone"));
+    starts_with("nd_fsync");
+    assert_status(ND_E_BAD_HANDLE, nd_sync_dir(0));
+    starts_with("nd_sync_dir");
+    assert_status(ND_OK, nd_lock(env->dir, "l", &lock));
+    assert_status(ND_E_LOCKED, nd_lock(env->dir, "l", &h));
+    starts_with("nd_lock");
+    assert_status(ND_E_NOT_FOUND, nd_open_input(env->dir, "gone", 0, &h));
+    starts_with("nd_open_input");
+    assert_status(ND_OK, nd_open_input(env->dir, "f", 0, &in));
+    assert_status(ND_E_BAD_HANDLE, nd_input_length(0, &len));
+    starts_with("nd_input_length");
+    assert_status(ND_E_EOF, nd_read_bytes(in, 2, buf, 3));
+    starts_with("nd_read_bytes");
+    assert_status(ND_E_EOF, nd_input_seek(in, 5));
+    starts_with("nd_input_seek");
+    assert_status(ND_E_BAD_HANDLE, nd_input_position(0));
+    starts_with("nd_input_position");
+    assert_status(ND_E_EOF, nd_read_buffered(in, buf, 5));
+    starts_with("nd_read_buffered");
+    assert_status(ND_OK, nd_input_seek(in, 4));
+    assert_status(ND_E_EOF, nd_read_byte_buffered(in));
+    starts_with("nd_read_byte_buffered");
+    assert_status(ND_E_EOF, nd_input_window(in, 4, &p));
+    starts_with("nd_input_window");
+    assert_status(ND_E_BAD_HANDLE, nd_input_clone(0, &h));
+    starts_with("nd_input_clone");
+    assert_status(ND_E_EOF, nd_input_slice(in, 3, 2, &h));
+    starts_with("nd_input_slice");
+    assert_status(ND_E_BAD_HANDLE, nd_input_strategy(0));
+    starts_with("nd_input_strategy");
+    assert_status(ND_E_EXISTS, nd_create_output(env->dir, "f", 0, &h));
+    starts_with("nd_create_output");
+    assert_status(ND_OK, nd_create_output(env->dir, "o", 0, &out));
+    assert_status(ND_E_INVALID_ARGUMENT, nd_write_bytes(out, buf, -1));
+    starts_with("nd_write_bytes");
+    assert_status(ND_E_BAD_HANDLE, nd_write_byte(0, 1));
+    starts_with("nd_write_byte");
+    assert_status(ND_E_BAD_HANDLE, nd_output_position(0));
+    starts_with("nd_output_position");
+    assert_status(ND_E_BAD_HANDLE, nd_output_crc32(0));
+    starts_with("nd_output_crc32");
+    assert_status(ND_E_BAD_HANDLE, nd_output_sync(0));
+    starts_with("nd_output_sync");
+    assert_status(ND_E_BAD_HANDLE, nd_output_strategy(0));
+    starts_with("nd_output_strategy");
+    assert_status(ND_E_INVALID_ARGUMENT, nd_ring_open(0, 0, &ring));
+    starts_with("nd_ring_open");
+    assert_status(ND_E_BAD_HANDLE, nd_ring_backend(0));
+    starts_with("nd_ring_backend");
+    assert_status(ND_E_BAD_HANDLE, nd_ring_submit_read(0, in, 0, buf, 1, 1));
+    starts_with("nd_ring_submit_read");
+    uint64_t tag;
+    assert_status(ND_E_BAD_HANDLE, nd_ring_reap(0, &tag, &len, 1, 0));
+    starts_with("nd_ring_reap");
+    assert_status(ND_E_BAD_HANDLE, nd_ring_in_flight(0));
+    starts_with("nd_ring_in_flight");
+    assert_status(ND_E_BAD_HANDLE, nd_close(0));
+    starts_with("nd_close");
+    assert_status(ND_OK, nd_close(out));
+    assert_status(ND_OK, nd_close(in));
+    assert_status(ND_OK, nd_close(lock));
+}
+
 static void library_failures_have_no_os_error(void **state)
 {
     tst_env *env = *state;
@@ -192,6 +286,7 @@ int main(void)
         cmocka_unit_test(every_status_has_its_name),
         cmocka_unit_test(unknown_status_is_named_not_null),
         cmocka_unit_test_setup_teardown(message_names_call_and_file, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(every_message_starts_with_its_call, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(library_failures_have_no_os_error, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(message_survives_successful_calls, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(last_error_is_per_thread, tst_setup, tst_teardown),
