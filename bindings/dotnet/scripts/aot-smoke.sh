@@ -6,7 +6,9 @@ set -euo pipefail
 dotnet=$1 project=$2 work=$3
 shift 3
 rm -rf "$work"
-"$dotnet" publish "$project" -c Release -r linux-x64 -p:PublishAot=true "$@" -nologo -v:q -o "$work/publish"
+# its own artifacts folder: a ctest -j neighbour may be using the shared one
+"$dotnet" publish "$project" -c Release -r linux-x64 -p:PublishAot=true "$@" \
+  -p:ArtifactsPath="$work/artifacts" -nologo -v:q -o "$work/publish"
 exe="$work/publish/NativeDir.AotSmoke"
 [ -x "$exe" ] || { echo "aot-smoke: $exe was not produced" >&2; exit 1; }
 head -c 4 "$exe" | grep -q "ELF" || { echo "aot-smoke: $exe is not a native executable" >&2; exit 1; }

@@ -1,0 +1,161 @@
+using System;
+using System.Collections.Generic;
+using System.IO;
+using System.Linq;
+using System.Reflection;
+using System.Text.Json;
+using BenchmarkDotNet.Attributes;
+using BenchmarkDotNet.Columns;
+using BenchmarkDotNet.Configs;
+using BenchmarkDotNet.Diagnosers;
+using BenchmarkDotNet.Exporters.Json;
+using BenchmarkDotNet.Jobs;
+using BenchmarkDotNet.Loggers;
+using BenchmarkDotNet.Running;
+using BenchmarkDotNet.Toolchains.InProcess.Emit;
+using NativeDir.Benchmarks;
+
+// NativeDir.Benchmarks --dir <scratch on a real disk> --out <results dir> [--mib 64]
+//     [--random-reads 100000] [--iterations 7] [--verify]
+// Runs the suite with BenchmarkDotNet in this process (no per-benchmark project builds) and
+// writes BenchmarkDotNet's JSON plus rows.json (each row's name, baseline and target) to --out.
+// --verify instead runs every benchmark twice on a small file and checks they all read the
+// same bytes.
+var opts = Args.Parse(args);
+Type[] suites = { typeof(Write), typeof(ReadSequential), typeof(ReadByteSequential), typeof(ReadRandom),
+                  typeof(ConcurrentCloneReads) };
+if (opts.Verify)
+{
+    Workload.Create(opts.Dir, fileMiB: 4, randomReads: 5000);
+    return Verifier.Run(suites);
+}
+
+Workload.Create(opts.Dir, opts.MiB, opts.RandomReads);
+Directory.CreateDirectory(opts.Out);
+File.WriteAllText(Path.Combine(opts.Out, "rows.json"), Rows.Describe(suites, opts.MiB, opts.RandomReads));
+Job job = Job.Default
+    .WithToolchain(InProcessEmitToolchain.Instance)
+    .WithLaunchCount(1)
+    .WithWarmupCount(2)
+    .WithIterationCount(opts.Iterations)
+    .WithInvocationCount(1)
+    .WithUnrollFactor(1)
+    .WithId("nativedir");
+IConfig config = ManualConfig.CreateEmpty()
+    .AddJob(job)
+    .AddDiagnoser(MemoryDiagnoser.Default)
+    .AddColumnProvider(DefaultColumnProviders.Instance)
+    .AddLogger(ConsoleLogger.Default)
+    .AddExporter(JsonExporter.Full)
+    .WithArtifactsPath(opts.Out)
+    .WithOptions(ConfigOptions.DisableOptimizationsValidator | ConfigOptions.JoinSummary);
+var summary = BenchmarkRunner.Run(suites, config);
+File.Delete(Workload.FilePath);
+bool failed = summary.Any(s => s.HasCriticalValidationErrors || s.Reports.Any(r => !r.Success));
+return failed ? 1 : 0;
+
+internal sealed record Args(string Dir, string Out, int MiB, int RandomReads, int Iterations, bool Verify)
+{
+    public static Args Parse(string[] args)
+    {
+        string dir = Path.Combine(Path.GetTempPath(), "nd-dotnet-bench"), output = "results";
+        int mib = 64, reads = 100_000, iterations = 7;
+        bool verify = false;
+        for (int i = 0; i < args.Length; i++)
+        {
+            string Next() => i + 1 < args.Length ? args[++i] : throw new ArgumentException($"{args[i]} needs a value");
+            switch (args[i])
+            {
+                case "--dir": dir = Next(); break;
+                case "--out": output = Next(); break;
+                case "--mib": mib = int.Parse(Next()); break;
+                case "--random-reads": reads = int.Parse(Next()); break;
+                case "--iterations": iterations = int.Parse(Next()); break;
+                case "--verify": verify = true; break;
+                default: throw new ArgumentException($"unknown argument {args[i]}");
+            }
+        }
+        return new Args(Path.GetFullPath(dir), Path.GetFullPath(output), mib, reads, iterations, verify);
+    }
+}
+
+/// <summary>rows.json: what the converter needs beside BenchmarkDotNet's numbers.</summary>
+internal static class Rows
+{
+    public static string Describe(Type[] suites, int mib, int randomReads)
+    {
+        var rows = new Dictionary<string, object?>();
+        foreach (Type t in suites)
+        {
+            foreach (MethodInfo m in Benchmarks(t))
+            {
+                RowAttribute row = m.GetCustomAttribute<RowAttribute>()
+                    ?? throw new InvalidOperationException($"{t.Name}.{m.Name} has no [Row]");
+                string? RowName(string? method) => method == null ? null
+                    : t.GetMethod(method)?.GetCustomAttribute<RowAttribute>()?.Name
+                      ?? throw new InvalidOperationException($"{t.Name}.{m.Name}: no row {method}");
+                rows[$"{t.Name}.{m.Name}"] = new Dictionary<string, object?>
+                {
+                    ["group"] = t.Name,
+                    ["name"] = row.Name,
+                    ["baseline"] = RowName(row.Baseline),
+                    ["max_ratio"] = row.MaxRatio > 0 ? row.MaxRatio : null,
+                    ["faster_than"] = RowName(row.FasterThan),
+                    ["min_speedup"] = row.MinSpeedup > 0 ? row.MinSpeedup : null,
+                    ["zero_alloc"] = row.ZeroAlloc,
+                    ["note"] = row.Note,
+                };
+            }
+        }
+        return JsonSerializer.Serialize(new Dictionary<string, object?>
+        {
+            ["file_mib"] = mib,
+            ["random_reads"] = randomReads,
+            ["rows"] = rows,
+        }, new JsonSerializerOptions { WriteIndented = true });
+    }
+
+    public static IEnumerable<MethodInfo> Benchmarks(Type t) =>
+        t.GetMethods().Where(m => m.GetCustomAttribute<BenchmarkAttribute>() != null);
+}
+
+/// <summary>Runs every benchmark twice on the small workload: within a group every read must
+/// return the same fold of the same bytes, and the writes must produce the file.</summary>
+internal static class Verifier
+{
+    public static int Run(Type[] suites)
+    {
+        int passed = 0, failed = 0;
+        foreach (Type t in suites)
+        {
+            object fixture = Activator.CreateInstance(t)!;
+            Invoke<GlobalSetupAttribute>(t, fixture);
+            long? expected = null;
+            foreach (MethodInfo m in Rows.Benchmarks(t))
+            {
+                long first = (long)m.Invoke(fixture, null)!, second = (long)m.Invoke(fixture, null)!;
+                if (t == typeof(Write))
+                {
+                    expected = Workload.Bytes.Length;
+                    byte[] written = File.ReadAllBytes(Path.Combine(Workload.Dir, "write.bin"));
+                    if (!written.AsSpan().SequenceEqual(Workload.Bytes))
+                        first = -1;
+                }
+                expected ??= first;
+                bool ok = first == expected && second == expected;
+                Console.WriteLine($"{(ok ? "ok  " : "FAIL")} {t.Name}.{m.Name}: {first} {second} (expected {expected})");
+                if (ok) passed++; else failed++;
+            }
+            Invoke<GlobalCleanupAttribute>(t, fixture);
+        }
+        File.Delete(Workload.FilePath);
+        Console.WriteLine($"{passed} passed, {failed} failed");
+        return failed == 0 ? 0 : 1;
+    }
+
+    private static void Invoke<TAttr>(Type t, object fixture) where TAttr : Attribute
+    {
+        foreach (MethodInfo m in t.GetMethods().Where(m => m.GetCustomAttribute<TAttr>() != null))
+            m.Invoke(fixture, null);
+    }
+}

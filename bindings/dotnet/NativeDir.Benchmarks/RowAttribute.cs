@@ -1,0 +1,31 @@
+using System;
+
+namespace NativeDir.Benchmarks
+{
+    /// <summary>How a benchmark appears in the shared results table: its row name, the row it is
+    /// compared to, and the target. Program writes these beside BenchmarkDotNet's JSON;
+    /// bench/suites.d/dotnet.sh merges the two into dotnet.json.</summary>
+    [AttributeUsage(AttributeTargets.Method)]
+    public sealed class RowAttribute : Attribute
+    {
+        public RowAttribute(string name) => Name = name;
+
+        public string Name { get; }
+
+        /// <summary>The method (same class) whose median this row is divided by; none for a baseline.</summary>
+        public string? Baseline { get; set; }
+
+        /// <summary>Target: ratio to the baseline at most this (0: none).</summary>
+        public double MaxRatio { get; set; }
+
+        /// <summary>Target: at least <see cref="MinSpeedup"/> times faster than this method.</summary>
+        public string? FasterThan { get; set; }
+
+        public double MinSpeedup { get; set; }
+
+        /// <summary>Target: nothing allocated per operation.</summary>
+        public bool ZeroAlloc { get; set; }
+
+        public string? Note { get; set; }
+    }
+}

@@ -1,0 +1,92 @@
+#!/usr/bin/python3
+"""Turns one BenchmarkDotNet run of NativeDir.Benchmarks into the shared results format.
+
+    to_shared_json.py RESULTS_DIR OUT_JSON
+
+RESULTS_DIR is the benchmark's --out: BenchmarkDotNet's full JSON report under results/ and
+rows.json (each benchmark's row name, baseline and target, written by the benchmark itself).
+Exit status 1 if a benchmark has no numbers or a row lacks its baseline.
+"""
+import glob
+import json
+import os
+import platform
+import sys
+from datetime import datetime, timezone
+
+
+def main(results_dir, out_path):
+    reports = sorted(glob.glob(os.path.join(results_dir, "results", "*-report-full.json")))
+    if not reports:
+        sys.exit("to_shared_json: no BenchmarkDotNet *-report-full.json in %s/results" % results_dir)
+    with open(reports[-1], encoding="utf-8") as fh:
+        bdn = json.load(fh)
+    with open(os.path.join(results_dir, "rows.json"), encoding="utf-8") as fh:
+        meta = json.load(fh)
+
+    measured = {}
+    for b in bdn["Benchmarks"]:
+        key = "%s.%s" % (b["Type"], b["Method"])
+        stats = b.get("Statistics")
+        if not stats or not stats.get("N"):
+            sys.exit("to_shared_json: %s has no measurements (did it fail?)" % key)
+        measured[key] = {
+            "median": stats["Median"] / 1e6, "min": stats["Min"] / 1e6, "max": stats["Max"] / 1e6,
+            "runs": stats["N"],
+            "alloc_bytes": (b.get("Memory") or {}).get("BytesAllocatedPerOperation"),
+        }
+
+    by_name = {}
+    for key, row in meta["rows"].items():
+        if key not in measured:
+            sys.exit("to_shared_json: %s was not measured" % key)
+        by_name[(row["group"], row["name"])] = measured[key]
+
+    results = []
+    for key, row in meta["rows"].items():
+        m = measured[key]
+        group = row["group"]
+        out = {"group": group, "name": row["name"], "unit": "ms",
+               "median": round(m["median"], 4), "min": round(m["min"], 4), "max": round(m["max"], 4),
+               "runs": m["runs"], "baseline": row["baseline"], "ratio": None,
+               "target": None, "met": None, "alloc_bytes": m["alloc_bytes"], "note": row["note"]}
+        targets, met = [], []
+        if row["baseline"]:
+            base = by_name.get((group, row["baseline"]))
+            if base is None:
+                sys.exit("to_shared_json: %s: no baseline row %r" % (key, row["baseline"]))
+            out["ratio"] = round(m["median"] / base["median"], 4)
+            if row["max_ratio"]:
+                targets.append("<= %g" % row["max_ratio"])
+                met.append(out["ratio"] <= row["max_ratio"])
+        if row["faster_than"]:
+            slow = by_name[(group, row["faster_than"])]
+            out["speedup"] = round(slow["median"] / m["median"], 2)
+            targets.append(">= %gx faster than %s" % (row["min_speedup"], row["faster_than"]))
+            met.append(out["speedup"] >= row["min_speedup"])
+        if row["zero_alloc"]:
+            targets.append("0 B allocated/op")
+            met.append(m["alloc_bytes"] == 0)
+        if targets:
+            out["target"] = " and ".join(targets)
+            out["met"] = all(met)
+        results.append(out)
+
+    doc = {"suite": "dotnet", "file_mib": meta["file_mib"],
+           "host": " ".join((platform.system(), platform.release(), platform.machine())),
+           "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+           "tool": "BenchmarkDotNet in-process, MemoryDiagnoser (allocations are process-wide)",
+           "random_reads": meta["random_reads"], "results": results}
+    with open(out_path, "w", encoding="utf-8") as fh:
+        json.dump(doc, fh, indent=1)
+        fh.write("\n")
+    for r in results:
+        flag = "" if r["met"] is None else ("  met" if r["met"] else "  MISSED")
+        print("%-22s %-45s %10.3f ms  ratio %-7s alloc %-6s%s" % (
+            r["group"], r["name"], r["median"], r["ratio"], r["alloc_bytes"], flag))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    main(sys.argv[1], sys.argv[2])
