@@ -19,6 +19,11 @@ typedef struct {
     uint64_t tag;
     int64_t result;  /* set when done */
     uint32_t next;   /* free list link (index + 1) */
+    /* Bumped with release order once the fields above are set, read with
+     * acquire order by whoever completes the op: the hand-off through the
+     * kernel (io_uring) orders them too, but only this makes it visible to
+     * ThreadSanitizer and to a reader of the code. */
+    _Atomic uint32_t published;
 } nd_ring_op;
 
 typedef struct nd_ring nd_ring;

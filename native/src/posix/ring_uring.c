@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <liburing.h>
 #include <stdlib.h>
+#include <time.h>
 
 #define WAKE_TAG UINT64_MAX /* user_data of the NOP that wakes a reaper */
 
@@ -37,6 +38,8 @@ static int32_t queue(uring_state *u, nd_ring_op *op, uint64_t user_data)
         io_uring_prep_read(sqe, (int)op->fd, op->dst, (unsigned)(op->left > 0x7ffff000u ? 0x7ffff000u : op->left),
                            (uint64_t)op->off);
     io_uring_sqe_set_data64(sqe, user_data);
+    if (op != NULL) /* every read of op's fields is above: publish before the kernel sees it */
+        atomic_fetch_add_explicit(&op->published, 1, memory_order_release);
     int n;
     do
         n = io_uring_submit(&u->ring);
@@ -59,6 +62,7 @@ static int32_t uring_start(nd_ring *r, uint32_t index)
 static int settle(nd_ring *r, uring_state *u, uint32_t index, int res)
 {
     nd_ring_op *op = &r->ops[index];
+    (void)atomic_load_explicit(&op->published, memory_order_acquire);
     if (op->fd == ND_OS_FILE_INVALID)
         return 1;
     if (res == -EINTR || res == -EAGAIN) {
@@ -110,10 +114,21 @@ static int32_t harvest(nd_ring *r, uring_state *u, uint64_t *tags, int64_t *resu
     return n;
 }
 
+static int64_t now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
 static int32_t uring_reap(nd_ring *r, uint64_t *tags, int64_t *results, int32_t max,
                           int32_t timeout_ms)
 {
     uring_state *u = r->impl;
+    /* a deadline, not a single wait: a signal (managed runtimes send them to
+     * suspend threads), a wake or a resubmitted short read must not end the
+     * wait early with "nothing arrived" */
+    int64_t deadline = timeout_ms > 0 ? now_ms() + timeout_ms : 0;
     nd__mutex_lock(u->cq_mu);
     int32_t n = harvest(r, u, tags, results, max);
     while (n == 0 && timeout_ms != 0 && !atomic_load(&r->closing)) {
@@ -122,18 +137,17 @@ static int32_t uring_reap(nd_ring *r, uint64_t *tags, int64_t *results, int32_t 
         if (timeout_ms < 0) {
             rc = io_uring_wait_cqe(&u->ring, &cqe);
         } else {
-            struct __kernel_timespec ts = {timeout_ms / 1000, (timeout_ms % 1000) * 1000000L};
+            int64_t left = deadline - now_ms();
+            if (left <= 0)
+                break;
+            struct __kernel_timespec ts = {left / 1000, (left % 1000) * 1000000L};
             rc = io_uring_wait_cqe_timeout(&u->ring, &cqe, &ts);
         }
-        if (rc == -ETIME)
-            break;
-        if (rc < 0 && rc != -EINTR) {
+        if (rc < 0 && rc != -EINTR && rc != -ETIME) {
             n = nd__fail_os(-rc, "nd_ring_reap: io_uring_wait_cqe");
             break;
         }
         n = harvest(r, u, tags, results, max);
-        if (timeout_ms > 0)
-            break; /* one wait per call: a resubmitted short read may leave n at 0 */
     }
     nd__mutex_unlock(u->cq_mu);
     return n;
