@@ -15,7 +15,7 @@
  * sequential scan wants few large preads; a random reader pays for every byte
  * it pulls in but does not use. */
 #define BUF_DEFAULT (16u << 10)
-#define BUF_SEQUENTIAL (64u << 10)
+#define BUF_SEQUENTIAL (256u << 10)
 #define BUF_RANDOM (4u << 10)
 #define BUF_DIRECT (256u << 10) /* direct reads skip the cache: make each one count */
 #define BOUNCE_DIRECT (256u << 10)
