@@ -1,9 +1,12 @@
 /*
  * file.c - open files on Win32: open, positional I/O, sync, locks.
  *
- * Positional reads and writes pass their offset in an OVERLAPPED on a
- * synchronous handle: no shared file pointer is used, so threads may read
- * one handle at once (the I/O manager serialises them on that handle).
+ * Files are opened for overlapped I/O and every read or write passes its
+ * offset in an OVERLAPPED, then waits for itself: no file pointer is shared,
+ * and threads reading one handle at once (an input, its clones and slices)
+ * really run at once. On a synchronous handle the I/O manager would take the
+ * file object's lock around every call and serialise them, the same
+ * bottleneck as a FileChannel's monitor in Java's NIOFSDirectory.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -25,6 +28,70 @@ static OVERLAPPED at_offset(int64_t off)
     ov.Offset = (DWORD)((uint64_t)off & 0xFFFFFFFFu);
     ov.OffsetHigh = (DWORD)((uint64_t)off >> 32);
     return ov;
+}
+
+/*
+ * Each transfer in flight needs an event of its own to wait on (waiting on
+ * the file handle would wake for any transfer on it). Events are kept on a
+ * free stack and reused: created only when more transfers than ever before
+ * run at once, never freed, so steady-state I/O allocates nothing.
+ */
+static SRWLOCK events_lock = SRWLOCK_INIT;
+static HANDLE *events;
+static size_t events_count, events_cap;
+
+static HANDLE event_take(DWORD *err)
+{
+    HANDLE ev = NULL;
+    AcquireSRWLockExclusive(&events_lock);
+    if (events_count > 0)
+        ev = events[--events_count];
+    ReleaseSRWLockExclusive(&events_lock);
+    if (ev == NULL) {
+        ev = CreateEventW(NULL, TRUE, FALSE, NULL);
+        if (ev == NULL)
+            *err = GetLastError();
+    }
+    return ev;
+}
+
+static void event_give(HANDLE ev)
+{
+    AcquireSRWLockExclusive(&events_lock);
+    if (events_count == events_cap) {
+        size_t cap = events_cap ? events_cap * 2 : 16;
+        HANDLE *grown = realloc(events, cap * sizeof(HANDLE));
+        if (grown != NULL) {
+            events = grown;
+            events_cap = cap;
+        }
+    }
+    if (events_count < events_cap) {
+        events[events_count++] = ev;
+        ev = NULL;
+    }
+    ReleaseSRWLockExclusive(&events_lock);
+    if (ev != NULL)
+        CloseHandle(ev); /* no room to keep it */
+}
+
+/* One positional transfer, waited for; 0 or the Win32 error. */
+static DWORD transfer(HANDLE h, int write, void *buf, DWORD want, int64_t off, DWORD *done)
+{
+    DWORD e = 0;
+    *done = 0;
+    HANDLE ev = event_take(&e);
+    if (ev == NULL)
+        return e;
+    OVERLAPPED ov = at_offset(off);
+    ov.hEvent = ev; /* ReadFile/WriteFile reset it when they start */
+    BOOL ok = write ? WriteFile(h, buf, want, NULL, &ov) : ReadFile(h, buf, want, NULL, &ov);
+    if (!ok && (e = GetLastError()) == ERROR_IO_PENDING)
+        e = 0;
+    if (e == 0 && !GetOverlappedResult(h, &ov, done, TRUE))
+        e = GetLastError();
+    event_give(ev);
+    return e;
 }
 
 DWORD nd__win_error_from_errno(int e)
@@ -87,7 +154,7 @@ int32_t nd__os_open_file(nd_os_dir *dir, const char *name, nd_open_mode mode, in
                          nd_os_file *out)
 {
     DWORD access = GENERIC_READ, disposition = OPEN_EXISTING;
-    DWORD flags = FILE_ATTRIBUTE_NORMAL | FILE_FLAG_OPEN_REPARSE_POINT;
+    DWORD flags = FILE_ATTRIBUTE_NORMAL | FILE_FLAG_OPEN_REPARSE_POINT | FILE_FLAG_OVERLAPPED;
     switch (mode) {
     case ND_OPEN_READ: break;
     case ND_OPEN_CREATE_NEW:
@@ -239,9 +306,7 @@ int32_t nd__os_pread(nd_os_file f, const char *what, void *dst, size_t len, int6
         } else {
             if (fault == 2 && want > 1 && !(f & ND_WIN_TAG_DIRECT))
                 want /= 2;
-            OVERLAPPED ov = at_offset(off + (int64_t)done);
-            if (!ReadFile(h, (char *)dst + done, want, &n, &ov))
-                e = GetLastError();
+            e = transfer(h, 0, (char *)dst + done, want, off + (int64_t)done, &n);
         }
         if (e == ERROR_HANDLE_EOF)
             break;
@@ -277,10 +342,8 @@ int32_t nd__os_pwrite(nd_os_file f, const char *what, const void *src, size_t le
         } else {
             if (fault == 2 && want > 1 && !(f & ND_WIN_TAG_DIRECT))
                 want /= 2;
-            OVERLAPPED ov = at_offset(off + (int64_t)done);
-            if (!WriteFile(h, (const char *)src + done, want, &n, &ov))
-                e = GetLastError();
-            else if (n == 0)
+            e = transfer(h, 1, (char *)src + done, want, off + (int64_t)done, &n);
+            if (e == 0 && n == 0)
                 e = ERROR_DISK_FULL; /* no progress and no error: a full device */
         }
         if (e != 0)
