@@ -2,15 +2,14 @@
  * ring_iocp.c - rings on Windows: worker threads fed and drained through
  * I/O completion ports.
  *
- * The library opens files synchronously (an OVERLAPPED offset on a
- * synchronous handle is what makes its positional reads plain calls), and a
- * synchronous handle cannot complete reads to a port by itself. So the reads
- * run as positional ReadFile calls on a few worker threads, and two
- * completion ports are the queues: one carries slot indexes to the workers,
- * the other carries finished ones to the reaper. A port queues without
- * allocating, wakes exactly one waiter per packet and has timed waits
- * built in. The backend therefore reports ND_RING_THREADS: overlapped reads
- * straight to a port (ND_RING_IOCP) need handles opened for them.
+ * Reads could complete straight to a port only if each input's handle were
+ * bound to that port, and a handle is bound to one port for good while any
+ * number of rings may read one input. So the reads run as positional reads
+ * (nd__os_pread) on a few worker threads, and two completion ports are the
+ * queues: one carries slot indexes to the workers, the other carries
+ * finished ones to the reaper. A port queues without allocating, wakes
+ * exactly one waiter per packet and has timed waits built in. The backend
+ * therefore reports ND_RING_THREADS, not ND_RING_IOCP.
  */
 #include <stdlib.h>
 
