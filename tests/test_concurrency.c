@@ -548,6 +548,63 @@ static void concurrent_overwrites_of_one_name(void **state)
     assert_int_equal(nd_list(env->dir, NULL, 0), (int64_t)sizeof("segments.gen"));
 }
 
+/* ---- racing creators ---- */
+
+typedef struct {
+    tst_env *env;
+    char path[TST_PATH_MAX];
+    atomic_int *go;
+    int32_t dir_status, out_status;
+} creator;
+
+static void *create_racing(void *arg)
+{
+    creator *c = arg;
+    while (!atomic_load(c->go))
+        ;
+    nd_handle d, out;
+    c->dir_status = nd_open_dir(c->path, ND_DIR_CREATE, &d);
+    if (c->dir_status == ND_OK)
+        nd_close(d);
+    c->out_status = nd_create_output(c->env->dir, "only-one", 0, &out);
+    if (c->out_status == ND_OK)
+        c->out_status = nd_close(out);
+    return NULL;
+}
+
+static void racing_creators(void **state)
+{
+    /* every ND_DIR_CREATE of one missing path succeeds; of N creates without
+     * OVERWRITE exactly one wins and the others get ND_E_EXISTS */
+    tst_env *env = *state;
+    enum { N = 8 };
+    for (int round = 0; round < 5; round++) {
+        creator c[N];
+        pthread_t th[N];
+        atomic_int go = 0;
+        char sub[64];
+        snprintf(sub, sizeof(sub), "r%d/a/b/c", round);
+        nd_delete_file(env->dir, "only-one");
+        for (int i = 0; i < N; i++) {
+            c[i].env = env;
+            tst_join(c[i].path, sizeof(c[i].path), env->root, sub);
+            c[i].go = &go;
+            assert_int_equal(pthread_create(&th[i], NULL, create_racing, &c[i]), 0);
+        }
+        atomic_store(&go, 1);
+        int winners = 0;
+        for (int i = 0; i < N; i++) {
+            pthread_join(th[i], NULL);
+            assert_status(ND_OK, c[i].dir_status);
+            if (c[i].out_status == ND_OK)
+                winners++;
+            else
+                assert_status(ND_E_EXISTS, c[i].out_status);
+        }
+        assert_int_equal(winners, 1);
+    }
+}
+
 /* ---- one cursor misused by two threads: refused, never torn ---- */
 
 typedef struct {
@@ -764,6 +821,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(output_closed_under_writers, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(shared_cursor_is_refused_not_torn, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(concurrent_overwrites_of_one_name, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(racing_creators, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(many_submitters_one_reaper, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(positional_readers_beside_a_cursor, tst_setup, tst_teardown),
 #ifndef _WIN32
