@@ -377,6 +377,22 @@ static void slices_see_only_themselves(void **state)
         check_slice(empty, data, 0, strategies[k].what);
         assert_status(ND_OK, nd_input_slice(in, len - 3, 3, &tail));
         check_slice(tail, data + len - 3, 3, strategies[k].what);
+        /* asynchronous reads see the slice's bounds too */
+        nd_handle ring;
+        if (nd_ring_open(4, 0, &ring) == ND_OK) {
+            uint8_t rb[16];
+            uint64_t tag;
+            int64_t res;
+            assert_status(ND_E_EOF, nd_ring_submit_read(ring, ss, 4990, rb, 11, 1));
+            assert_status(ND_E_EOF, nd_ring_submit_read(ring, ss, 5000, rb, 1, 2));
+            assert_status(ND_E_INVALID_ARGUMENT, nd_ring_submit_read(ring, ss, -1, rb, 1, 3));
+            assert_status(ND_OK, nd_ring_submit_read(ring, ss, 4990, rb, 10, 4));
+            assert_status(1, nd_ring_reap(ring, &tag, &res, 1, -1));
+            assert_int_equal(tag, 4);
+            assert_int_equal(res, 10);
+            assert_memory_equal(rb, data + 4097 + 333 + 4990, 10);
+            assert_status(ND_OK, nd_close(ring));
+        }
         /* slices outlive their parent */
         assert_status(ND_OK, nd_close(in));
         assert_status(ND_OK, nd_close(s));
