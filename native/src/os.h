@@ -84,6 +84,17 @@ int32_t nd__os_fsync(nd_os_file f, const char *what); /* full durability */
 void nd__os_writeback(nd_os_file f, int64_t off, int64_t len);
 void nd__os_advise(nd_os_file f, int64_t off, int64_t len, nd_advice advice);
 
+/* Overlapped writes for direct outputs: one write in flight while the caller
+ * fills the next buffer, so the CRC and the copy overlap the device's work.
+ * ND_E_NOT_SUPPORTED from new means "write synchronously". start returns at
+ * once; the buffer must stay untouched until wait, which returns the
+ * in-flight write's status (ND_OK when none is in flight). */
+typedef struct nd_os_writer nd_os_writer;
+int32_t nd__os_writer_new(nd_os_file f, const char *what, nd_os_writer **out);
+int32_t nd__os_writer_start(nd_os_writer *w, const void *buf, size_t len, int64_t off);
+int32_t nd__os_writer_wait(nd_os_writer *w);
+void nd__os_writer_free(nd_os_writer *w); /* waits for a write in flight first */
+
 /* Alignment that direct I/O on `f` needs for offsets, lengths and buffers,
  * asked from the file system. */
 uint32_t nd__os_direct_alignment(nd_os_file f);
