@@ -142,11 +142,11 @@ endif()
 # the shipped library, where the .NET package picks it up
 file(MAKE_DIRECTORY ${RUNTIME})
 if(PLATFORM STREQUAL "win64")
-  file(COPY_FILE ${bin}/native/nativedir.dll ${RUNTIME}/nativedir.dll ONLY_IF_DIFFERENT)
+  configure_file(${bin}/native/nativedir.dll ${RUNTIME}/nativedir.dll COPYONLY)
 else()
   file(GLOB sos ${bin}/native/libnativedir.so.*.*.*)
   list(GET sos 0 so)
-  file(COPY_FILE ${so} ${RUNTIME}/libnativedir.so ONLY_IF_DIFFERENT)
+  configure_file(${so} ${RUNTIME}/libnativedir.so COPYONLY)
 endif()
 
 if(PLATFORM STREQUAL "win64")
