@@ -148,6 +148,12 @@ else()
   list(GET sos 0 so)
   configure_file(${so} ${RUNTIME}/libnativedir.so COPYONLY)
 endif()
+# the shipped copy carries no debug information (the build tree keeps it)
+find_program(strip NAMES ${TRIPLET}-strip NO_CACHE)
+if(strip)
+  file(GLOB shipped ${RUNTIME}/*nativedir*)
+  execute_process(COMMAND ${strip} --strip-debug ${shipped} RESULT_VARIABLE rc)
+endif()
 
 if(PLATFORM STREQUAL "win64")
   # wineboot now, at build time, rather than inside the first test
