@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <liburing.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -41,11 +42,20 @@ static int32_t queue(uring_state *u, nd_ring_op *op, uint64_t user_data)
     if (op != NULL) /* every read of op's fields is above: publish before the kernel sees it */
         atomic_fetch_add_explicit(&op->published, 1, memory_order_release);
     int n;
+    int tries = 0;
     do
         n = io_uring_submit(&u->ring);
-    while (n == -EINTR);
-    if (n < 0)
-        return nd__fail_os(-n, "nd_ring_submit_read: io_uring_submit");
+    while ((n == -EINTR || ((n == -EAGAIN || n == -EBUSY) && ++tries < 100 && sched_yield() == 0)));
+    if (n < 0) {
+        /* Nothing was consumed (one SQE per submit, under sq_mu), so the SQE
+         * still sits in the ring and would go with the next submit after the
+         * caller freed its slot: turn it into a NOP whose completion is
+         * ignored. */
+        int e = -n;
+        io_uring_prep_nop(sqe);
+        io_uring_sqe_set_data64(sqe, WAKE_TAG);
+        return nd__fail_os(e, "nd_ring_submit_read: io_uring_submit");
+    }
     return ND_OK;
 }
 
