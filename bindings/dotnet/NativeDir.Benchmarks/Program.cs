@@ -32,7 +32,8 @@ if (opts.Verify)
 
 Workload.Create(opts.Dir, opts.MiB, opts.RandomReads);
 Directory.CreateDirectory(opts.Out);
-File.WriteAllText(Path.Combine(opts.Out, "rows.json"), Rows.Describe(suites, opts.MiB, opts.RandomReads));
+File.WriteAllText(Path.Combine(opts.Out, "rows.json"),
+    Rows.Describe(suites, opts.MiB, opts.RandomReads, AllocationProbe.Measure(suites)));
 Job job = Job.Default
     .WithToolchain(InProcessEmitToolchain.Instance)
     .WithLaunchCount(1)
@@ -82,7 +83,7 @@ internal sealed record Args(string Dir, string Out, int MiB, int RandomReads, in
 /// <summary>rows.json: what the converter needs beside BenchmarkDotNet's numbers.</summary>
 internal static class Rows
 {
-    public static string Describe(Type[] suites, int mib, int randomReads)
+    public static string Describe(Type[] suites, int mib, int randomReads, Dictionary<string, long> threadAlloc)
     {
         var rows = new Dictionary<string, object?>();
         foreach (Type t in suites)
@@ -103,6 +104,7 @@ internal static class Rows
                     ["faster_than"] = RowName(row.FasterThan),
                     ["min_speedup"] = row.MinSpeedup > 0 ? row.MinSpeedup : null,
                     ["zero_alloc"] = row.ZeroAlloc,
+                    ["thread_alloc_bytes"] = threadAlloc.TryGetValue($"{t.Name}.{m.Name}", out long a) ? a : null,
                     ["note"] = row.Note,
                 };
             }
@@ -119,10 +121,47 @@ internal static class Rows
         t.GetMethods().Where(m => m.GetCustomAttribute<BenchmarkAttribute>() != null);
 }
 
+/// <summary>
+/// The zero-allocation targets, measured on the benchmark's own thread: MemoryDiagnoser counts
+/// allocations process-wide in-process, and a few KiB from the host's background threads land on
+/// random rows (baselines included). Each zero-alloc benchmark runs twice to warm up (the first
+/// call pays for one-time initialisation), then once between two reads of
+/// GC.GetAllocatedBytesForCurrentThread.
+/// </summary>
+internal static class AllocationProbe
+{
+    public static Dictionary<string, long> Measure(Type[] suites)
+    {
+        var result = new Dictionary<string, long>();
+        foreach (Type t in suites)
+        {
+            MethodInfo[] probed = Rows.Benchmarks(t)
+                .Where(m => m.GetCustomAttribute<RowAttribute>()?.ZeroAlloc == true).ToArray();
+            if (probed.Length == 0)
+                continue;
+            object fixture = Activator.CreateInstance(t)!;
+            Verifier.Invoke<GlobalSetupAttribute>(t, fixture);
+            foreach (MethodInfo m in probed)
+            {
+                var run = m.CreateDelegate<Func<long>>(fixture);
+                run();
+                run();
+                long before = GC.GetAllocatedBytesForCurrentThread();
+                run();
+                long after = GC.GetAllocatedBytesForCurrentThread();
+                result[$"{t.Name}.{m.Name}"] = after - before;
+            }
+            Verifier.Invoke<GlobalCleanupAttribute>(t, fixture);
+        }
+        return result;
+    }
+}
+
 /// <summary>Runs every benchmark twice on the small workload: within a group every read must
 /// return the same fold of the same bytes, and the writes must produce the file.</summary>
 internal static class Verifier
 {
+
     public static int Run(Type[] suites)
     {
         int passed = 0, failed = 0;
@@ -143,7 +182,19 @@ internal static class Verifier
                 }
                 expected ??= first;
                 bool ok = first == expected && second == expected;
-                Console.WriteLine($"{(ok ? "ok  " : "FAIL")} {t.Name}.{m.Name}: {first} {second} (expected {expected})");
+                string allocNote = "";
+                if (m.GetCustomAttribute<RowAttribute>()?.ZeroAlloc == true)
+                {
+                    // steady state: a call after the warm-up ones must allocate nothing on this thread
+                    var run = m.CreateDelegate<Func<long>>(fixture);
+                    run();
+                    long before = GC.GetAllocatedBytesForCurrentThread();
+                    run();
+                    long allocated = GC.GetAllocatedBytesForCurrentThread() - before;
+                    ok &= allocated == 0;
+                    allocNote = $", {allocated} B allocated";
+                }
+                Console.WriteLine($"{(ok ? "ok  " : "FAIL")} {t.Name}.{m.Name}: {first} {second} (expected {expected}){allocNote}");
                 if (ok) passed++; else failed++;
             }
             Invoke<GlobalCleanupAttribute>(t, fixture);
@@ -153,7 +204,7 @@ internal static class Verifier
         return failed == 0 ? 0 : 1;
     }
 
-    private static void Invoke<TAttr>(Type t, object fixture) where TAttr : Attribute
+    internal static void Invoke<TAttr>(Type t, object fixture) where TAttr : Attribute
     {
         foreach (MethodInfo m in t.GetMethods().Where(m => m.GetCustomAttribute<TAttr>() != null))
             m.Invoke(fixture, null);

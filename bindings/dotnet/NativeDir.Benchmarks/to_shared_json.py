@@ -65,8 +65,11 @@ def main(results_dir, out_path):
             targets.append(">= %gx faster than %s" % (row["min_speedup"], row["faster_than"]))
             met.append(out["speedup"] >= row["min_speedup"])
         if row["zero_alloc"]:
-            targets.append("0 B allocated/op")
-            met.append(m["alloc_bytes"] == 0)
+            # judged on the benchmark thread's own count (rows.json): MemoryDiagnoser's in-process
+            # figure is process-wide and picks up the host's background allocations
+            out["thread_alloc_bytes"] = row.get("thread_alloc_bytes")
+            targets.append("0 B allocated/op (benchmark thread)")
+            met.append(row.get("thread_alloc_bytes") == 0)
         if targets:
             out["target"] = " and ".join(targets)
             out["met"] = all(met)
@@ -75,15 +78,17 @@ def main(results_dir, out_path):
     doc = {"suite": "dotnet", "file_mib": meta["file_mib"],
            "host": " ".join((platform.system(), platform.release(), platform.machine())),
            "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-           "tool": "BenchmarkDotNet in-process, MemoryDiagnoser (allocations are process-wide)",
+           "tool": "BenchmarkDotNet in-process; alloc_bytes: MemoryDiagnoser (process-wide), "
+                   "thread_alloc_bytes: the benchmark thread alone",
            "random_reads": meta["random_reads"], "results": results}
     with open(out_path, "w", encoding="utf-8") as fh:
         json.dump(doc, fh, indent=1)
         fh.write("\n")
     for r in results:
         flag = "" if r["met"] is None else ("  met" if r["met"] else "  MISSED")
-        print("%-22s %-45s %10.3f ms  ratio %-7s alloc %-6s%s" % (
-            r["group"], r["name"], r["median"], r["ratio"], r["alloc_bytes"], flag))
+        print("%-22s %-45s %10.3f ms  ratio %-7s alloc %-6s thread %-5s%s" % (
+            r["group"], r["name"], r["median"], r["ratio"], r["alloc_bytes"],
+            r.get("thread_alloc_bytes", ""), flag))
 
 
 if __name__ == "__main__":

@@ -212,7 +212,8 @@ namespace NativeDir
         /// there without another native call (at least one; a mapped input's window reaches the
         /// end of the file, capped at int.MaxValue). The cursor does not move. The span is valid
         /// until the next cursor or window call on this input, or its disposal; never use it
-        /// after either.
+        /// after either. For a <see cref="IoStrategy.Mapped"/> input the window is the mapping
+        /// itself: its memory stays valid, unchanged, until the input is disposed.
         /// </summary>
         /// <exception cref="EndOfStreamException"><paramref name="pos"/> is at or past the end.</exception>
         public ReadOnlySpan<byte> GetWindow(long pos)
