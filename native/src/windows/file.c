@@ -23,11 +23,7 @@
 
 static OVERLAPPED at_offset(int64_t off)
 {
-    OVERLAPPED ov;
-    ZeroMemory(&ov, sizeof(ov));
-    ov.Offset = (DWORD)((uint64_t)off & 0xFFFFFFFFu);
-    ov.OffsetHigh = (DWORD)((uint64_t)off >> 32);
-    return ov;
+    return nd__win_at_offset(off);
 }
 
 /*
@@ -271,8 +267,8 @@ int32_t nd__os_file_size(nd_os_file f, const char *what, int64_t *out)
 /* An unbuffered handle takes only whole sectors from aligned memory. Windows
  * enforces this with ERROR_INVALID_PARAMETER; we check it first, so the rule
  * holds (and says why) on every file system, Wine's included. */
-static int32_t check_direct(nd_os_file f, const char *call, const char *what, const void *buf,
-                            size_t len, int64_t off)
+int32_t nd__win_check_direct(nd_os_file f, const char *call, const char *what, const void *buf,
+                             size_t len, int64_t off)
 {
     if (!(f & ND_WIN_TAG_DIRECT))
         return ND_OK;
@@ -289,7 +285,7 @@ int32_t nd__os_pread(nd_os_file f, const char *what, void *dst, size_t len, int6
                      size_t *got)
 {
     *got = 0;
-    int32_t rc = check_direct(f, "ReadFile", what, dst, len, off);
+    int32_t rc = nd__win_check_direct(f, "ReadFile", what, dst, len, off);
     if (rc != ND_OK)
         return rc;
     HANDLE h = nd__win_handle(f);
@@ -325,7 +321,7 @@ int32_t nd__os_pread(nd_os_file f, const char *what, void *dst, size_t len, int6
 
 int32_t nd__os_pwrite(nd_os_file f, const char *what, const void *src, size_t len, int64_t off)
 {
-    int32_t rc = check_direct(f, "WriteFile", what, src, len, off);
+    int32_t rc = nd__win_check_direct(f, "WriteFile", what, src, len, off);
     if (rc != ND_OK)
         return rc;
     HANDLE h = nd__win_handle(f);

@@ -53,6 +53,21 @@ wchar_t *nd__win_child_path(const nd_os_dir *dir, const char *name, DWORD *err);
 /* errno (from fault injection) -> the Win32 error the same failure would give. */
 DWORD nd__win_error_from_errno(int e);
 
+/* An OVERLAPPED that carries a file offset and nothing else. */
+static inline OVERLAPPED nd__win_at_offset(int64_t off)
+{
+    OVERLAPPED ov;
+    ZeroMemory(&ov, sizeof(ov));
+    ov.Offset = (DWORD)((uint64_t)off & 0xFFFFFFFFu);
+    ov.OffsetHigh = (DWORD)((uint64_t)off >> 32);
+    return ov;
+}
+
+/* On an unbuffered handle, ND_OK only for whole aligned sectors from aligned
+ * memory; otherwise records why (naming `call`) and returns the status. */
+int32_t nd__win_check_direct(nd_os_file f, const char *call, const char *what, const void *buf,
+                             size_t len, int64_t off);
+
 /* The alignment NO_BUFFERING needs on this handle (cached by the caller). */
 uint32_t nd__win_alignment(HANDLE h);
 
