@@ -16,7 +16,7 @@ using BenchmarkDotNet.Toolchains.InProcess.Emit;
 using NativeDir.Benchmarks;
 
 // NativeDir.Benchmarks --dir <scratch on a real disk> --out <results dir> [--mib 64]
-//     [--random-reads 100000] [--iterations 7] [--verify]
+//     [--random-reads 100000] [--iterations 5] [--filter <Group or Group.Method>] [--verify]
 // Runs the suite with BenchmarkDotNet in this process (no per-benchmark project builds) and
 // writes BenchmarkDotNet's JSON plus rows.json (each row's name, baseline and target) to --out.
 // --verify instead runs every benchmark twice on a small file and checks they all read the
@@ -50,18 +50,22 @@ IConfig config = ManualConfig.CreateEmpty()
     .AddExporter(JsonExporter.Full)
     .WithArtifactsPath(opts.Out)
     .WithOptions(ConfigOptions.DisableOptimizationsValidator | ConfigOptions.JoinSummary);
+if (opts.Filter != null)
+    config = ((ManualConfig)config).AddFilter(new BenchmarkDotNet.Filters.SimpleFilter(b =>
+        $"{b.Descriptor.Type.Name}.{b.Descriptor.WorkloadMethod.Name}".StartsWith(opts.Filter, StringComparison.Ordinal)));
 var summary = BenchmarkRunner.Run(suites, config);
 File.Delete(Workload.FilePath);
 bool failed = summary.Any(s => s.HasCriticalValidationErrors || s.Reports.Any(r => !r.Success));
 return failed ? 1 : 0;
 
-internal sealed record Args(string Dir, string Out, int MiB, int RandomReads, int Iterations, bool Verify)
+internal sealed record Args(string Dir, string Out, int MiB, int RandomReads, int Iterations, bool Verify, string? Filter)
 {
     public static Args Parse(string[] args)
     {
         string dir = Path.Combine(Path.GetTempPath(), "nd-dotnet-bench"), output = "results";
-        int mib = 64, reads = 100_000, iterations = 7;
+        int mib = 64, reads = 100_000, iterations = 5;
         bool verify = false;
+        string? filter = null;
         for (int i = 0; i < args.Length; i++)
         {
             string Next() => i + 1 < args.Length ? args[++i] : throw new ArgumentException($"{args[i]} needs a value");
@@ -73,10 +77,11 @@ internal sealed record Args(string Dir, string Out, int MiB, int RandomReads, in
                 case "--random-reads": reads = int.Parse(Next()); break;
                 case "--iterations": iterations = int.Parse(Next()); break;
                 case "--verify": verify = true; break;
+                case "--filter": filter = Next(); break;
                 default: throw new ArgumentException($"unknown argument {args[i]}");
             }
         }
-        return new Args(Path.GetFullPath(dir), Path.GetFullPath(output), mib, reads, iterations, verify);
+        return new Args(Path.GetFullPath(dir), Path.GetFullPath(output), mib, reads, iterations, verify, filter);
     }
 }
 
