@@ -71,7 +71,7 @@ def table(group, typ, method, base_dir, target, check, note):
         ratio = s["median"] / base["median"]
         mine = d == "NativeDir"
         row(group, NAMES[d], s, NAMES[base_dir], base, target if mine else None,
-            check(ratio) if mine else None, note)
+            check(ratio) if mine and check else None, note)
 
 table("ReadSequential", "FileReads", "ReadSequential", "RAM", "<= 1.5", lambda r: r <= 1.5,
       f"{mib} MiB in 8 KiB ReadBytes, input kept open (mapped for NativeDir.Lucene)")

@@ -19,6 +19,8 @@ namespace NativeDir.Lucene.Benchmarks
     /// <summary>
     /// Modes: (default) the BenchmarkDotNet run of record, exported as JSON for lucene.sh;
     /// --verify: every workload once on small sizes, results checked, nothing timed;
+    /// --only Type,Type: only those benchmark classes (FileReads, FileWrite, DeviceLimit,
+    /// ParallelSearch, Indexing);
     /// --cache-check: how much of a just-written merge file each directory leaves in the page cache.
     /// </summary>
     public static class Program
@@ -29,9 +31,11 @@ namespace NativeDir.Lucene.Benchmarks
             Environment.SetEnvironmentVariable("ND_LUCENE_BENCH_DIR", Path.GetFullPath(dir));
             if (args.Contains("--verify"))
                 return Verify();
+            if (Arg(args, "--time-index") is string k)
+                return TimeIndex(Enum.Parse<Dir>(k), int.Parse(Arg(args, "--runs") ?? "5"));
             if (args.Contains("--cache-check"))
                 return CacheCheck(Arg(args, "--out") ?? Path.Combine(dir, "cache.json"));
-            return Run(Arg(args, "--artifacts") ?? Path.Combine(dir, "artifacts"), args.Contains("--quick"));
+            return Run(Arg(args, "--artifacts") ?? Path.Combine(dir, "artifacts"), args.Contains("--quick"), Arg(args, "--only"));
         }
 
         private static string Arg(string[] args, string name)
@@ -40,7 +44,7 @@ namespace NativeDir.Lucene.Benchmarks
             return i >= 0 && i + 1 < args.Length ? args[i + 1] : null;
         }
 
-        private static int Run(string artifacts, bool quick)
+        private static int Run(string artifacts, bool quick, string only)
         {
             if (quick)
             {
@@ -57,14 +61,19 @@ namespace NativeDir.Lucene.Benchmarks
                 .WithLaunchCount(1).WithWarmupCount(2).WithIterationCount(quick ? 3 : 9)
                 .WithIterationTime(TimeInterval.FromMilliseconds(quick ? 50 : 150)).WithId("Short");
             Job heavy = Job.Default.WithToolchain(InProcessEmitToolchain.Instance)
-                .WithStrategy(RunStrategy.Monitoring).WithLaunchCount(1).WithWarmupCount(1)
+                .WithStrategy(RunStrategy.Monitoring).WithLaunchCount(1).WithWarmupCount(2)
                 .WithIterationCount(quick ? 2 : 7).WithId("Monitoring");
             IConfig Config(Job job) => DefaultConfig.Instance.AddJob(job)
                 .AddExporter(JsonExporter.Full)
                 .WithArtifactsPath(artifacts)
                 .WithOptions(ConfigOptions.DisableLogFile | ConfigOptions.JoinSummary);
-            BenchmarkRunner.Run(typeof(FileReads), Config(fast));
-            BenchmarkRunner.Run(new[] { typeof(FileWrite), typeof(DeviceLimit), typeof(ParallelSearch), typeof(Indexing) }, Config(heavy));
+            bool Wanted(Type t) => only == null || only.Split(',').Contains(t.Name);
+            if (Wanted(typeof(FileReads)))
+                BenchmarkRunner.Run(typeof(FileReads), Config(fast));
+            Type[] heavyTypes = new[] { typeof(FileWrite), typeof(DeviceLimit), typeof(ParallelSearch), typeof(Indexing) }
+                .Where(Wanted).ToArray();
+            if (heavyTypes.Length > 0)
+                BenchmarkRunner.Run(heavyTypes, Config(heavy));
             return 0;
         }
 
@@ -123,6 +132,22 @@ namespace NativeDir.Lucene.Benchmarks
                 limit.Cleanup();
             }
             Check(new FileInfo(Path.Combine(Dirs.PathOf(Dir.NativeDir, "limit"), "raw")).Length == len, "DeviceLimit DirectWriteSync length");
+            return 0;
+        }
+
+        /// <summary>Indexing alone, timed per run (for strace/perf outside BenchmarkDotNet).</summary>
+        private static int TimeIndex(Dir kind, int runs)
+        {
+            var docs = SearchWorkload.Corpus(Sizes.IndexDocs);
+            string p = Dirs.PathOf(kind, "time-index");
+            for (int r = 0; r < runs; r++)
+            {
+                Dirs.Clear(p);
+                var sw = Stopwatch.StartNew();
+                using (var d = Dirs.Open(kind, p))
+                    SearchWorkload.Index(d, docs);
+                Console.WriteLine($"{kind} index {docs.Count} docs: {sw.Elapsed.TotalMilliseconds:F1} ms");
+            }
             return 0;
         }
 

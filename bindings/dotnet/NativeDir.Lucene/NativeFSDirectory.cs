@@ -143,8 +143,20 @@ namespace NativeDir.Lucene
         public override IndexOutput CreateOutput(string name, IOContext context)
         {
             EnsureOpen();
-            IoOptions flags = _policy.ForOutput(context) | IoOptions.Overwrite;
-            NativeOutput o = _native.CreateOutput(name, flags);
+            IoOptions flags = _policy.ForOutput(context);
+            NativeOutput o;
+            try
+            {
+                o = _native.CreateOutput(name, flags);
+            }
+            catch (NativeDirException e) when (e.StatusName == "ND_E_EXISTS")
+            {
+                // Like FSDirectory.EnsureCanWrite: Lucene rewrites a name only when the old file
+                // is garbage (segments.gen). Delete and create, instead of IoOptions.Overwrite's
+                // write-aside-and-rename, which costs a rename and leaves nothing Lucene needs.
+                _native.DeleteFile(name);
+                o = _native.CreateOutput(name, flags);
+            }
             var output = new NativeIndexOutput(this, o, _policy.OutputBufferSize(flags));
             lock (_staleLock)
                 _stale[name] = output;
