@@ -143,6 +143,7 @@ namespace NativeDir.Tests
         public void ReaderRacingDisposeNeverCrashes(IoOptions options)
         {
             int disposedSeen = 0, completed = 0;
+            Exception? unexpected = null;
             for (int round = 0; round < 60; round++)
             {
                 NativeInput input = _dir.OpenInput("data", options);
@@ -175,12 +176,17 @@ namespace NativeDir.Tests
                     {
                         Interlocked.Increment(ref disposedSeen);
                     }
+                    catch (Exception e)
+                    {
+                        unexpected = e; // anything but ObjectDisposedException is a bug
+                    }
                 });
                 reader.Start();
                 started.Wait();
                 Thread.SpinWait(round * 500);
                 input.Dispose();
                 Assert.True(reader.Join(TimeSpan.FromSeconds(30)), "the reader did not stop");
+                Assert.Null(unexpected);
                 Assert.True(input.NativeReleased, $"round {round}: the native handle was never closed");
             }
             Assert.True(disposedSeen > 0, "no reader ever observed the dispose");

@@ -102,7 +102,8 @@ namespace NativeDir
                 throw OnDisposed();
             if ((ulong)pos > (ulong)_length)
                 throw new ArgumentOutOfRangeException(nameof(pos), pos, $"outside 0..{_length} of '{Name}'");
-            if (_end != null && pos >= _winStart && pos <= _winStart + (_end - _win))
+            byte* end = _end; // read once: Dispose on another thread may null it
+            if (end != null && pos >= _winStart && pos <= _winStart + (end - _win))
             {
                 _cur = _win + (pos - _winStart);
                 return;
@@ -128,8 +129,9 @@ namespace NativeDir
         [MethodImpl(MethodImplOptions.NoInlining)]
         private byte ReadByteSlow()
         {
-            Refill(Position);
-            return *_cur++;
+            byte* p = Refill(Position, out _);
+            _cur = p + 1;
+            return *p;
         }
 
         /// <summary>Fills <paramref name="dst"/> from the cursor and advances it.</summary>
@@ -155,11 +157,12 @@ namespace NativeDir
             if (dst.Length > _length - pos)
                 throw new EndOfStreamException(
                     $"reading {dst.Length} bytes at {pos} of '{Name}' ({_length} bytes) passes its end");
-            if (_end > _cur)
+            byte* cur = _cur, end = _end; // read once: Dispose on another thread may null _end
+            if (end > cur)
             {
-                int have = (int)(_end - _cur);
-                new ReadOnlySpan<byte>(_cur, have).CopyTo(dst);
-                _cur = _end;
+                int have = (int)(end - cur);
+                new ReadOnlySpan<byte>(cur, have).CopyTo(dst);
+                _cur = end;
                 dst = dst.Slice(have);
                 pos += have;
             }
@@ -172,10 +175,10 @@ namespace NativeDir
             }
             while (!dst.IsEmpty)
             {
-                Refill(pos);
-                int n = (int)Math.Min(dst.Length, _end - _cur);
-                new ReadOnlySpan<byte>(_cur, n).CopyTo(dst);
-                _cur += n;
+                byte* p = Refill(pos, out long avail);
+                int n = (int)Math.Min(dst.Length, avail);
+                new ReadOnlySpan<byte>(p, n).CopyTo(dst);
+                _cur = p + n;
                 dst = dst.Slice(n);
                 pos += n;
             }
@@ -218,27 +221,31 @@ namespace NativeDir
         /// <exception cref="EndOfStreamException"><paramref name="pos"/> is at or past the end.</exception>
         public ReadOnlySpan<byte> GetWindow(long pos)
         {
-            if (_end == null || pos < _winStart || pos >= _winStart + (_end - _win))
+            // every field another thread's Dispose may change (_end) is read once
+            byte* win = _win, end = _end;
+            long start = _winStart;
+            if (end != null && pos >= start && pos < start + (end - win))
             {
-                long cursor = Position;
-                Refill(pos);
-                // keep the cursor where it was, inside the new window if it can be
-                if (cursor >= _winStart && cursor <= _winStart + (_end - _win))
-                    _cur = _win + (cursor - _winStart);
-                else
-                {
-                    var window = new ReadOnlySpan<byte>(_win, (int)Math.Min(int.MaxValue, _end - _win));
-                    _win = _cur = _end = null;
-                    _winStart = cursor;
-                    return window;
-                }
+                byte* at = win + (pos - start);
+                return new ReadOnlySpan<byte>(at, (int)Math.Min(int.MaxValue, end - at));
             }
-            byte* at = _win + (pos - _winStart);
-            return new ReadOnlySpan<byte>(at, (int)Math.Min(int.MaxValue, _end - at));
+            long cursor = Position;
+            byte* p = Refill(pos, out long n);
+            // keep the cursor where it was: inside the new window if it can be, else windowless
+            if (cursor >= pos && cursor <= pos + n)
+                _cur = p + (cursor - pos);
+            else
+            {
+                _win = _cur = _end = null;
+                _winStart = cursor;
+            }
+            return new ReadOnlySpan<byte>(p, (int)Math.Min(int.MaxValue, n));
         }
 
-        /// <summary>Makes [pos, ...) the cached window with the cursor at its start.</summary>
-        private void Refill(long pos)
+        /// <summary>Makes [pos, ...) the cached window with the cursor at its start; returns its
+        /// pointer and length so callers never re-read _end, which Dispose on another thread may
+        /// null at any time.</summary>
+        private byte* Refill(long pos, out long available)
         {
             int me = Environment.CurrentManagedThreadId;
             if (Volatile.Read(ref _disposed) != 0)
@@ -265,6 +272,8 @@ namespace NativeDir
             _cur = p;
             _winStart = pos;
             _end = p + n;
+            available = n;
+            return p;
         }
 
         /// <summary>A new input on the same file with its own cursor (at 0) and window; the
