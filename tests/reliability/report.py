@@ -50,8 +50,8 @@ def read_counts(directory):
     return rows
 
 
-def table(rows, command):
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+def table(rows, command, when):
+    now = when.strftime("%Y-%m-%d %H:%M UTC")
     host = " ".join(platform.uname()[i] for i in (0, 2, 4))
     out = [f"Run: {now} on `{host}`, by `{command}`.", "",
            "| Area | Case | What was tried | Count | Result |",
@@ -96,7 +96,12 @@ def main(argv):
     for d in extras:
         rows.update(read_counts(d))
     rows.update(read_counts(counts_dir))
-    text = table(rows, command or "ctest -L reliability")
+    # when the counts were made (the newest of the ctest run's files), not when this ran
+    stamps = [os.path.getmtime(os.path.join(counts_dir, f)) for f in os.listdir(counts_dir)
+              if f.endswith(".tsv")] if os.path.isdir(counts_dir) else []
+    when = datetime.datetime.fromtimestamp(max(stamps) if stamps else datetime.datetime.now().timestamp(),
+                                           datetime.timezone.utc)
+    text = table(rows, command or "ctest -L reliability", when)
     with open(out_path, "w", encoding="utf-8") as f:
         f.write("# Reliability counts\n\n" + text)
     print(text)
