@@ -59,3 +59,10 @@ add_test(NAME dotnet_lucene_bench_verify
           ${ND_DOTNET_DIR}/artifacts/bin/NativeDir.Lucene.Benchmarks/release/NativeDir.Lucene.Benchmarks.dll
           --verify --dir ${ND_DOTNET_DIR}/lucene-bench-verify)
 set_tests_properties(dotnet_lucene_bench_verify PROPERTIES TIMEOUT 300)
+
+# an application that knows NativeDir.Lucene only as a package (and NativeDir through it)
+add_test(NAME dotnet_lucene_nupkg_consumer
+  COMMAND ${CMAKE_COMMAND} -E env ${ND_DOTNET_ENV}
+          bash ${SRC}/NativeDir.Lucene.Tests/consumer/consumer-test.sh ${DOTNET_EXECUTABLE}
+          ${ND_DOTNET_FEED} ${PROJECT_VERSION} ${ND_DOTNET_DIR}/lucene-consumer)
+set_tests_properties(dotnet_lucene_nupkg_consumer PROPERTIES TIMEOUT 900)
