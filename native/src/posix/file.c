@@ -212,8 +212,8 @@ int32_t nd__os_pread(nd_os_file f, const char *what, void *dst, size_t len, int6
         if (fault == 1) {
             n = -1;
         } else {
-            if (fault == 2 && want > 1)
-                want /= 2;
+            if (fault == 2 && want >= 8192) /* short, as a kernel is: page-aligned */
+                want = (want / 2) & ~(size_t)4095;
             n = pread((int)f, (char *)dst + done, want, (off_t)(off + (int64_t)done));
         }
         if (n < 0) {
@@ -240,8 +240,8 @@ int32_t nd__os_pwrite(nd_os_file f, const char *what, const void *src, size_t le
         if (fault == 1) {
             n = -1;
         } else {
-            if (fault == 2 && want > 1)
-                want /= 2;
+            if (fault == 2 && want >= 8192) /* short, as a kernel is: page-aligned */
+                want = (want / 2) & ~(size_t)4095;
             n = pwrite((int)f, (const char *)src + done, want, (off_t)(off + (int64_t)done));
         }
         if (n < 0) {

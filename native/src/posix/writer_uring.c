@@ -60,8 +60,8 @@ int32_t nd__os_writer_start(nd_os_writer *w, const void *buf, size_t len, int64_
         w->busy = 1;
         return ND_OK;
     }
-    if (fault == 2 && now > 1)
-        now /= 2; /* the rest goes through the short-write path in wait */
+    if (fault == 2 && now >= 8192) /* the rest goes through the short-write path in wait */
+        now = (now / 2) & ~(size_t)4095;
     struct io_uring_sqe *sqe = io_uring_get_sqe(&w->ring);
     if (sqe == NULL) /* cannot happen with one write in flight; stay correct anyway */
         return nd__os_pwrite((nd_os_file)w->fd, w->what, buf, len, off);
