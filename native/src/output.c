@@ -387,29 +387,3 @@ int32_t nd_output_sync(nd_handle output)
 {
     return (int32_t)nd__in_call("nd_output_sync", nd_output_sync_impl(output));
 }
-
-#if defined(_WIN32) && !defined(ND_HAVE_WINDOWS_WRITER)
-/* Windows: direct outputs write synchronously until an overlapped writer exists. */
-int32_t nd__os_writer_new(nd_os_file f, const char *what, nd_os_writer **out)
-{
-    (void)f, (void)what, (void)out;
-    return ND_E_NOT_SUPPORTED;
-}
-
-int32_t nd__os_writer_start(nd_os_writer *w, const void *buf, size_t len, int64_t off)
-{
-    (void)w, (void)buf, (void)len, (void)off;
-    return ND_E_NOT_SUPPORTED;
-}
-
-int32_t nd__os_writer_wait(nd_os_writer *w)
-{
-    (void)w;
-    return ND_OK;
-}
-
-void nd__os_writer_free(nd_os_writer *w)
-{
-    (void)w;
-}
-#endif

@@ -185,19 +185,3 @@ void nd__ring_discard(nd_ring *r, uint32_t index)
     nd__handle_put(r->ops[index].input);
     free_slot(r, index);
 }
-
-#if defined(_WIN32) && !defined(ND_HAVE_WINDOWS_RING)
-/* Until windows/ring_iocp.c exists, rings on Windows say so plainly. */
-int32_t nd__ring_native_init(nd_ring *r)
-{
-    (void)r;
-    return ND_E_NOT_SUPPORTED;
-}
-
-int32_t nd__ring_threads_init(nd_ring *r)
-{
-    (void)r;
-    return nd__fail(ND_E_NOT_SUPPORTED, "nd_ring_open: asynchronous reads are not built for "
-                                        "Windows yet");
-}
-#endif
