@@ -21,7 +21,7 @@ namespace NativeDir.Lucene
         private readonly long _offset; // of this input (a slice) in the file
         private readonly long _length;
         private readonly int _bufferSize;
-        private readonly bool _owner; // the opened input or a slice: disposing releases the file
+        private bool _owner; // the opened input or a slice (disposing releases the file); never a clone
         private bool _disposed;
 
         private byte[]? _buffer;  // pinned (POH); null on mapped files and until the first refill
@@ -271,7 +271,7 @@ namespace NativeDir.Lucene
             _file.MarkCloned();
             var c = (NativeIndexInput)base.Clone(); // memberwise: same file, slice and position
             c._disposed = false;
-            c.SetNotOwner();
+            c._owner = false;
             if (_file.Base == null)
             {
                 // the parent refills its buffer under the clone: the clone gets its own
@@ -282,9 +282,6 @@ namespace NativeDir.Lucene
             }
             return c;
         }
-
-        // _owner is readonly for every other path; a clone flips it once, right after copying.
-        private void SetNotOwner() => Unsafe.AsRef(in _owner) = false;
 
         /// <summary>A slice of this input; an owner of the file until disposed.</summary>
         internal NativeIndexInput Slice(string description, long offset, long length)
@@ -308,6 +305,5 @@ namespace NativeDir.Lucene
             _file.ReleaseOwner();
         }
 
-        internal SharedFile File => _file;
     }
 }

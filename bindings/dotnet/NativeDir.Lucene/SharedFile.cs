@@ -99,8 +99,5 @@ namespace NativeDir.Lucene
 
         internal ObjectDisposedException Disposed() =>
             new ObjectDisposedException(Name, $"the input '{Name}' (or the input it was cloned or sliced from) is closed");
-
-        /// <summary>For tests: whether the native handle is still referenced by this object.</summary>
-        internal bool HandleClosedNow => _closed && (Base == null || Volatile.Read(ref _cloned) == 0);
     }
 }
