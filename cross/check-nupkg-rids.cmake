@@ -1,0 +1,22 @@
+# Checks that the NativeDir package carries a native library for every RID:
+# cmake -DNUPKG=<file.nupkg> -DRIDS=<rid;rid...> -P check-nupkg-rids.cmake
+if(NOT EXISTS "${NUPKG}")
+  message(FATAL_ERROR "nupkg-rids: ${NUPKG} was not built")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} -E tar tf "${NUPKG}"
+                OUTPUT_VARIABLE listing RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "nupkg-rids: cannot list ${NUPKG}")
+endif()
+set(missing "")
+foreach(rid IN LISTS RIDS)
+  if(NOT listing MATCHES "runtimes/${rid}/native/[^\n/]+")
+    list(APPEND missing ${rid})
+  else()
+    message(STATUS "nupkg-rids: runtimes/${rid}/native/ ${CMAKE_MATCH_0}")
+  endif()
+endforeach()
+if(missing)
+  message(FATAL_ERROR "nupkg-rids: ${NUPKG} has no native library for: ${missing}\n${listing}")
+endif()
+message(STATUS "nupkg-rids: every RID is in the package: ${RIDS}")
