@@ -1,5 +1,5 @@
-# Checks that the NativeDir package carries a native library for every RID:
-# cmake -DNUPKG=<file.nupkg> -DRIDS=<rid;rid...> -P check-nupkg-rids.cmake
+# Checks that the NativeDir package carries the .NET glue library for every RID:
+# cmake -DNUPKG=<file.nupkg> -DRIDS=<rid/file;rid/file...> -P check-nupkg-rids.cmake
 if(NOT EXISTS "${NUPKG}")
   message(FATAL_ERROR "nupkg-rids: ${NUPKG} was not built")
 endif()
@@ -9,11 +9,15 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "nupkg-rids: cannot list ${NUPKG}")
 endif()
 set(missing "")
-foreach(rid IN LISTS RIDS)
-  if(NOT listing MATCHES "runtimes/${rid}/native/[^\n/]+")
-    list(APPEND missing ${rid})
+foreach(entry IN LISTS RIDS)
+  string(REPLACE "/" ";" parts "${entry}")
+  list(GET parts 0 rid)
+  list(GET parts 1 file)
+  string(FIND "${listing}" "runtimes/${rid}/native/${file}" at)
+  if(at EQUAL -1)
+    list(APPEND missing "runtimes/${rid}/native/${file}")
   else()
-    message(STATUS "nupkg-rids: runtimes/${rid}/native/ ${CMAKE_MATCH_0}")
+    message(STATUS "nupkg-rids: runtimes/${rid}/native/${file}")
   endif()
 endforeach()
 if(missing)

@@ -98,7 +98,7 @@ endif()
 set(configure_args -S ${SOURCE} -B ${bin} -G "Unix Makefiles" -DCMAKE_TOOLCHAIN_FILE=${TOOLCHAIN}
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DND_CROSS_DEPS=${deps} -DND_CROSS_WINEPREFIX=${WORK}/wineprefix
     -DZLIB_LIBRARY=${zlib_lib} -DZLIB_INCLUDE_DIR=${deps}/include
-    -DND_BUILD_CROSS=ON -DND_BUILD_DOTNET=OFF -DND_BUILD_JAVA=OFF -DND_BUILD_PYTHON=OFF
+    -DND_BUILD_CROSS=ON -DND_BUILD_DOTNET=ON -DND_BUILD_JAVA=OFF -DND_BUILD_PYTHON=OFF
     -DND_BUILD_BENCH=OFF -DND_BUILD_SANITIZED_TESTS=OFF -DND_BUILD_TESTS=${C_SUITE})
 # configure once, and again only when these settings change (the build
 # itself re-runs CMake when a CMakeLists.txt changes)
@@ -147,6 +147,18 @@ else()
   file(GLOB sos ${bin}/native/libnativedir.so.*.*.*)
   list(GET sos 0 so)
   configure_file(${so} ${RUNTIME}/libnativedir.so COPYONLY)
+endif()
+# and the .NET glue (SWIG's C side + the static core), the one library NativeDir loads
+if(PLATFORM STREQUAL "win64")
+  set(glue ${bin}/bindings/dotnet/nativedir_dotnet.dll)
+else()
+  set(glue ${bin}/bindings/dotnet/libnativedir_dotnet.so)
+endif()
+if(EXISTS ${glue})
+  get_filename_component(glue_name ${glue} NAME)
+  configure_file(${glue} ${RUNTIME}/${glue_name} COPYONLY)
+else()
+  set(build_failed "${build_failed}the .NET glue library ${glue} was not built\n")
 endif()
 # the shipped copy carries no debug information (the build tree keeps it)
 find_program(strip NAMES ${TRIPLET}-strip NO_CACHE)
