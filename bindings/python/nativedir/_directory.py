@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 import os
-import warnings
 from types import TracebackType
 from typing import List, Optional, Type, TypeVar, Union
 
-from ._errors import closed, encode_name, error
+from ._errors import closed, finalize, release, encode_name, error
 from ._ffi import ffi, lib
 from ._input import Input
 from ._output import Output
@@ -40,10 +39,7 @@ class _Handle:
         h = self._h
         self._h = 0
         if h:
-            rc = lib.nd_close(h)
-            # BAD_HANDLE only when another thread closed it at the same moment
-            if rc < 0 and rc != lib.ND_E_BAD_HANDLE:
-                raise error(rc)
+            release(h)
 
     def __enter__(self: _H) -> _H:
         self._handle()
@@ -54,13 +50,7 @@ class _Handle:
         self.close()
 
     def __del__(self) -> None:
-        if getattr(self, "_h", 0):
-            what = repr(self)
-            try:
-                self.close()  # first: the warning may be configured to raise
-            except Exception:  # noqa: BLE001 - nothing can be reported from a finalizer
-                pass
-            warnings.warn(f"unclosed {what}", ResourceWarning, stacklevel=2, source=self)
+        finalize(self)
 
 
 class Lock(_Handle):

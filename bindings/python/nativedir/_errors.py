@@ -7,6 +7,8 @@ which is also the thread cffi made the call on.
 from __future__ import annotations
 
 import errno
+import warnings
+from typing import Any
 
 from ._ffi import ffi, lib
 
@@ -67,6 +69,24 @@ def error(status: int) -> Exception:
     exc.nd_status = status  # type: ignore[attr-defined]
     exc.nd_status_name = status_name(status)  # type: ignore[attr-defined]
     return exc
+
+
+def release(handle: int) -> None:
+    """nd_close for close(): ND_E_BAD_HANDLE only means another thread closed it at that moment."""
+    rc = lib.nd_close(handle)
+    if rc < 0 and rc != lib.ND_E_BAD_HANDLE:
+        raise error(rc)
+
+
+def finalize(obj: Any) -> None:
+    """What every __del__ does with an object dropped while open: close it, then warn."""
+    if getattr(obj, "_h", 0):
+        what = repr(obj)
+        try:
+            obj.close()  # first: the warning may be configured to raise
+        except Exception:  # noqa: BLE001 - nothing can be reported from a finalizer
+            pass
+        warnings.warn(f"unclosed {what}", ResourceWarning, stacklevel=3, source=obj)
 
 
 def closed(kind: str) -> ValueError:

@@ -4,10 +4,9 @@ from __future__ import annotations
 import enum
 import io
 import os
-import warnings
 from typing import Any, Optional
 
-from ._errors import closed, error
+from ._errors import closed, finalize, release, error
 from ._ffi import ffi, lib
 
 # Hot paths bind these once and pass arguments positionally: an attribute
@@ -272,16 +271,7 @@ class Input(io.RawIOBase):
         self._h = 0
         super().close()
         if h:
-            rc = _close(h)
-            # BAD_HANDLE only when another thread closed it at the same moment
-            if rc < 0 and rc != lib.ND_E_BAD_HANDLE:
-                raise error(rc)
+            release(h)
 
     def __del__(self) -> None:
-        if getattr(self, "_h", 0):
-            what = repr(self)
-            try:
-                self.close()  # first: the warning may be configured to raise
-            except Exception:  # noqa: BLE001 - nothing can be reported from a finalizer
-                pass
-            warnings.warn(f"unclosed {what}", ResourceWarning, stacklevel=2, source=self)
+        finalize(self)

@@ -2,17 +2,15 @@
 from __future__ import annotations
 
 import io
-import warnings
 from typing import Any
 
-from ._errors import closed, error
+from ._errors import closed, finalize, release, error
 from ._ffi import ffi, lib
 from ._input import Strategy
 
 _BYTES = ffi.typeof("char[]")
 _from_buffer = ffi.from_buffer  # positional arguments: keywords cost 200 ns a call
 _write_bytes = lib.nd_write_bytes
-_close = lib.nd_close
 
 Buffer = Any  # any contiguous bytes-like object
 
@@ -110,15 +108,7 @@ class Output(io.RawIOBase):
         self._h = 0
         super().close()
         if h:
-            rc = _close(h)
-            if rc < 0 and rc != lib.ND_E_BAD_HANDLE:
-                raise error(rc)
+            release(h)
 
     def __del__(self) -> None:
-        if getattr(self, "_h", 0):
-            what = repr(self)
-            try:
-                self.close()  # first: the warning may be configured to raise
-            except Exception:  # noqa: BLE001 - nothing can be reported from a finalizer
-                pass
-            warnings.warn(f"unclosed {what}", ResourceWarning, stacklevel=2, source=self)
+        finalize(self)
