@@ -164,15 +164,23 @@ static int32_t range_check(const char *call, nd_input *in, int64_t off, int64_t 
     return ND_OK;
 }
 
+/* range_check plus the destination: what every read of [off, off+len) needs */
+static int32_t read_check(const char *call, nd_input *in, int64_t off, const void *dst,
+                          int64_t len)
+{
+    int32_t rc = range_check(call, in, off, len);
+    if (rc == ND_OK && dst == NULL && len > 0)
+        rc = nd__fail(ND_E_INVALID_ARGUMENT, "%s: dst is NULL", call);
+    return rc;
+}
+
 static int64_t nd_read_bytes_impl(nd_handle input, int64_t offset, void *dst, int64_t len)
 {
     nd_input *in;
     int32_t rc = input_get(input, "nd_read_bytes", &in);
     if (ND_UNLIKELY(rc != ND_OK))
         return rc;
-    rc = range_check("nd_read_bytes", in, offset, len);
-    if (rc == ND_OK && dst == NULL && len > 0)
-        rc = nd__fail(ND_E_INVALID_ARGUMENT, "nd_read_bytes: dst is NULL");
+    rc = read_check("nd_read_bytes", in, offset, dst, len);
     if (rc == ND_OK && len > 0)
         rc = file_read(in->file, in->start + offset, dst, (size_t)len);
     nd__handle_put(input);
@@ -186,9 +194,7 @@ int32_t nd__input_begin_async(nd_handle h, int64_t off, void *dst, int64_t len, 
     int32_t rc = input_get(h, "nd_ring_submit_read", &in);
     if (rc != ND_OK)
         return rc;
-    rc = range_check("nd_ring_submit_read", in, off, len);
-    if (rc == ND_OK && dst == NULL && len > 0)
-        rc = nd__fail(ND_E_INVALID_ARGUMENT, "nd_ring_submit_read: dst is NULL");
+    rc = read_check("nd_ring_submit_read", in, off, dst, len);
     if (rc != ND_OK) {
         nd__handle_put(h);
         return rc;
@@ -393,9 +399,7 @@ static int64_t nd_read_buffered_impl(nd_handle input, void *dst, int64_t len)
         nd__handle_put(input);
         return rc;
     }
-    rc = range_check("nd_read_buffered", in, in->pos, len);
-    if (rc == ND_OK && dst == NULL && len > 0)
-        rc = nd__fail(ND_E_INVALID_ARGUMENT, "nd_read_buffered: dst is NULL");
+    rc = read_check("nd_read_buffered", in, in->pos, dst, len);
     if (rc == ND_OK && len > 0) {
         nd_file *f = in->file;
         size_t big = in->buf_cap != 0 ? in->buf_cap : BUF_DEFAULT;

@@ -142,7 +142,6 @@ int32_t nd_ring_submit_read(nd_handle ring, nd_handle input, int64_t offset, voi
     if (rc != ND_OK) {
         free_slot(r, index);
     } else {
-        atomic_fetch_add_explicit(&op->published, 1, memory_order_release);
         rc = r->vt->start(r, index);
         if (rc != ND_OK) {
             nd__handle_put(input);
@@ -173,7 +172,6 @@ int32_t nd_ring_reap(nd_handle ring, uint64_t *tags, int64_t *results, int32_t m
 void nd__ring_complete(nd_ring *r, uint32_t index, uint64_t *tags, int64_t *results, int32_t n)
 {
     nd_ring_op *op = &r->ops[index];
-    (void)atomic_load_explicit(&op->published, memory_order_acquire);
     tags[n] = op->tag;
     results[n] = op->result;
     nd__handle_put(op->input);

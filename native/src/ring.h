@@ -19,10 +19,11 @@ typedef struct {
     uint64_t tag;
     int64_t result;  /* set when done */
     uint32_t next;   /* free list link (index + 1) */
-    /* Bumped with release order once the fields above are set, read with
-     * acquire order by whoever completes the op: the hand-off through the
-     * kernel (io_uring) orders them too, but only this makes it visible to
-     * ThreadSanitizer and to a reader of the code. */
+    /* io_uring hands an op from the submitting thread to the reaping one
+     * through the kernel, which orders them but which ThreadSanitizer (and a
+     * reader of the code) cannot see: ring_uring.c bumps this with release
+     * order before submitting and reads it with acquire order on completion.
+     * The thread pool hands ops over under its mutex and needs nothing. */
     _Atomic uint32_t published;
 } nd_ring_op;
 

@@ -156,16 +156,20 @@ int32_t nd__os_unlink(nd_os_dir *dir, const char *name)
     return ND_OK;
 }
 
-int32_t nd__os_rename(nd_os_dir *dir, const char *from, const char *to)
+int nd__posix_rename(const nd_os_dir *dir, const char *from, const char *to)
 {
     int rc;
-    /* an interrupted rename did not happen (FUSE and NFS can be interrupted): retry */
     do
         rc = ND_FAULT(ND_FAULT_RENAME) ? -1 : renameat(dir->fd, from, dir->fd, to);
     while (rc != 0 && errno == EINTR);
-    if (rc != 0)
-        return nd__fail_os(errno, "nd_rename: rename '%s' to '%s' in '%s'", from, to,
-                           dir->path);
+    return rc == 0 ? 0 : errno;
+}
+
+int32_t nd__os_rename(nd_os_dir *dir, const char *from, const char *to)
+{
+    int e = nd__posix_rename(dir, from, to);
+    if (e != 0)
+        return nd__fail_os(e, "nd_rename: rename '%s' to '%s' in '%s'", from, to, dir->path);
     return ND_OK;
 }
 

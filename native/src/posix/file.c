@@ -112,16 +112,12 @@ static int32_t open_replacing(nd_os_dir *dir, const char *name, int direct, nd_o
     if (rc != ND_OK) /* the caller asked for `name`: say so, keeping the OS's reason */
         return nd__fail_again(rc, "replace '%s' in '%s' (through '%s')", name, nd__os_dir_path(dir),
                               tmp);
-    int r;
-    do
-        r = ND_FAULT(ND_FAULT_RENAME) ? -1 : renameat(nd__posix_dir_fd(dir), tmp, nd__posix_dir_fd(dir), name);
-    while (r != 0 && errno == EINTR);
-    if (r != 0) {
-        int e = errno;
+    int e = nd__posix_rename(dir, tmp, name);
+    if (e != 0) {
         unlinkat(nd__posix_dir_fd(dir), tmp, 0);
         close((int)*out);
         *out = ND_OS_FILE_INVALID;
-        return nd__fail_os(e == EISDIR ? EISDIR : e, "replace '%s' in '%s'", name,
+        return nd__fail_os(e, "replace '%s' in '%s'", name,
                            nd__os_dir_path(dir));
     }
     return ND_OK;

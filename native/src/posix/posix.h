@@ -8,6 +8,9 @@
 #include "../os.h"
 
 int nd__posix_dir_fd(const nd_os_dir *dir);
+/* renameat within the directory, retried on EINTR (FUSE and NFS can be
+ * interrupted) with the rename fault point inside the loop; 0 or an errno. */
+int nd__posix_rename(const nd_os_dir *dir, const char *from, const char *to);
 /* fsync with the strongest durability the OS offers (F_FULLFSYNC on macOS);
  * returns 0 or an errno. */
 int nd__posix_full_fsync(int fd);
