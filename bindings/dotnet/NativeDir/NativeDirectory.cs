@@ -222,25 +222,7 @@ namespace NativeDir
             Span<byte> scratch = stackalloc byte[Utf8.NameScratch];
             Span<byte> n = Utf8.Encode(name, scratch, nameof(name));
             var h = new NdSafeHandle();
-            long dir = _h.Enter(nameof(NativeDirectory));
-            try
-            {
-                long raw;
-                int rc;
-                fixed (byte* p = n)
-                    rc = Native.nd_lock(dir, p, &raw);
-                if (rc < 0)
-                {
-                    Exception e = Errors.For(rc, name);
-                    h.Dispose();
-                    throw e;
-                }
-                h.Adopt(raw);
-            }
-            finally
-            {
-                _h.Exit();
-            }
+            OpenHandle(n, name, 0, h, &LockIgnoringFlags, null);
             return new NativeLock(h, name);
         }
 
@@ -255,26 +237,7 @@ namespace NativeDir
             Span<byte> scratch = stackalloc byte[Utf8.NameScratch];
             Span<byte> n = Utf8.Encode(name, scratch, nameof(name));
             var h = new InputSafeHandle();
-            long dir = _h.Enter(nameof(NativeDirectory));
-            try
-            {
-                long raw;
-                int rc;
-                fixed (byte* p = n)
-                    rc = Native.nd_open_input(dir, p, (uint)options, &raw);
-                if (rc < 0)
-                {
-                    Exception e = Errors.For(rc, name, nameof(options));
-                    h.Dispose();
-                    throw e is ArgumentException ae && rc == Native.ND_E_INVALID_NAME
-                        ? new ArgumentException(ae.Message, nameof(name)) : e;
-                }
-                h.Adopt(raw);
-            }
-            finally
-            {
-                _h.Exit();
-            }
+            OpenHandle(n, name, (uint)options, h, &Native.nd_open_input, nameof(options));
             return NativeInput.Wrap(h, name);
         }
 
@@ -290,18 +253,29 @@ namespace NativeDir
             Span<byte> scratch = stackalloc byte[Utf8.NameScratch];
             Span<byte> n = Utf8.Encode(name, scratch, nameof(name));
             var h = new NdSafeHandle();
+            OpenHandle(n, name, (uint)options, h, &Native.nd_create_output, nameof(options));
+            return new NativeOutput(h, name);
+        }
+
+        /// <summary>Runs a call that makes a new native handle for <paramref name="name"/> and gives
+        /// it to <paramref name="h"/>, which is disposed if the call fails. With
+        /// <paramref name="optionsParam"/>, an invalid name is reported as an ArgumentException
+        /// for the name parameter and other invalid arguments against the options.</summary>
+        private void OpenHandle(Span<byte> n, string name, uint flags, NdSafeHandle h,
+                                delegate*<long, byte*, uint, long*, int> open, string? optionsParam)
+        {
             long dir = _h.Enter(nameof(NativeDirectory));
             try
             {
                 long raw;
                 int rc;
                 fixed (byte* p = n)
-                    rc = Native.nd_create_output(dir, p, (uint)options, &raw);
+                    rc = open(dir, p, flags, &raw);
                 if (rc < 0)
                 {
-                    Exception e = Errors.For(rc, name, nameof(options));
+                    Exception e = Errors.For(rc, name, optionsParam);
                     h.Dispose();
-                    throw e is ArgumentException ae && rc == Native.ND_E_INVALID_NAME
+                    throw optionsParam != null && e is ArgumentException ae && rc == Native.ND_E_INVALID_NAME
                         ? new ArgumentException(ae.Message, nameof(name)) : e;
                 }
                 h.Adopt(raw);
@@ -310,8 +284,10 @@ namespace NativeDir
             {
                 _h.Exit();
             }
-            return new NativeOutput(h, name);
         }
+
+        private static int LockIgnoringFlags(long dir, byte* name, uint flags, long* outLock) =>
+            Native.nd_lock(dir, name, outLock);
 
         private void Call(Span<byte> name, string managedName, delegate*<long, byte*, int> fn)
         {
