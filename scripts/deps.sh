@@ -10,7 +10,7 @@ packages=(
   swig                                                        # .NET and Java glue
   python3-dev python3-cffi python3-pytest python3-pip python3-setuptools # Python binding (Debian's /usr/bin/python3)
   default-jdk-headless junit4                                 # Java binding
-  gnuplot-nox                                                 # benchmark chart
+  gnuplot-nox fio                                             # benchmark chart, device limits
   gcc-mingw-w64-x86-64 wine64                                 # Windows cross-build, tests under Wine
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user       # Linux arm64 cross-build, tests under qemu
 )

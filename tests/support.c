@@ -281,6 +281,21 @@ int tst_chdir(const char *path)
 #endif
 }
 
+void tst_drop_cache(const char *dir, const char *name)
+{
+#ifdef _WIN32
+    (void)dir, (void)name; /* Windows has no per-file cache drop; callers accept either state */
+#else
+    char path[TST_PATH_MAX];
+    int fd = open(tst_join(path, sizeof path, dir, name), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    (void)fdatasync(fd); /* dirty pages are never dropped */
+    (void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    close(fd);
+#endif
+}
+
 int tst_truncate(const char *path, int64_t len)
 {
 #ifdef _WIN32

@@ -53,6 +53,9 @@ int tst_write_at(const char *path, int64_t offset, const void *data, size_t len)
 int tst_chdir(const char *path);
 /* Sets a file's length without writing (sparse where the OS allows). */
 int tst_truncate(const char *path, int64_t len);
+/* Asks the OS to drop file dir/name from its page cache (a hint: the OS may
+ * keep pages, and Windows ignores it). */
+void tst_drop_cache(const char *dir, const char *name);
 
 /* Deterministic pseudo-random bytes (xorshift): the same seed, the same data. */
 void tst_fill_random(uint8_t *buf, size_t len, uint64_t seed);

@@ -1,7 +1,8 @@
 /*
  * test_ring.c - asynchronous reads: submit/reap, a full ring, timeouts, reads
  * past the end, inputs and rings closed with reads in flight, on both
- * backends (the thread pool is forced with ND_RING_FORCE_THREADS).
+ * backends (the thread pool is forced with ND_RING_FORCE_THREADS), and
+ * nd_ring_read's read-now-or-submit.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -313,6 +314,141 @@ static void test_close_wakes_a_blocked_reaper(void **state)
     }
 }
 
+/* Reaps exactly one completion and checks it is `tag` with `len` bytes. */
+static void reap_one(nd_handle ring, uint64_t tag, int64_t len)
+{
+    uint64_t t;
+    int64_t res;
+    assert_int_equal(nd_ring_reap(ring, &t, &res, 1, 5000), 1);
+    assert_int_equal(t, tag);
+    assert_int_equal(res, len);
+}
+
+/* nd_ring_read finishes cached and mapped reads at once (no completion
+ * follows) and submits the others, which complete as usual. */
+static void test_read_now_or_submit(void **state)
+{
+    ring_env *e = *state;
+    uint8_t *dst = aligned(2 * 100003);
+    for (size_t b = 0; b < 2; b++) {
+        for (size_t s = 0; s < 3; s++) {
+            nd_handle ring, in;
+            int64_t got = -1;
+            assert_status(ND_OK, nd_ring_open(4, backends[b], &ring));
+            assert_status(ND_OK, nd_open_input(e->env.dir, "f", strategies[s], &in));
+            int32_t strategy = nd_input_strategy(in);
+            memset(dst, 0, 2 * 100003);
+            /* unaligned, odd length: buffered and mapped only ever copy */
+            int32_t rc = nd_ring_read(ring, in, 12345, dst + 1, 100001, 7, &got);
+            if (strategy == ND_STRATEGY_MAPPED) {
+                assert_int_equal(rc, 1);
+            } else if (strategy == ND_STRATEGY_BUFFERED) {
+#if defined(__linux__)
+                /* the test just wrote the file: the page cache holds it */
+                assert_int_equal(rc, 1);
+#else
+                assert_true(rc == 0 || rc == 1); /* no cache-only read on this OS */
+#endif
+            } else {
+                assert_true(rc == 0 || rc == 1); /* an unaligned direct read is done now */
+            }
+            if (rc == 1) {
+                assert_int_equal(got, 100001);
+            } else {
+                assert_int_equal(got, 0);
+                reap_one(ring, 7, 100001);
+            }
+            assert_memory_equal(dst + 1, e->data + 12345, 100001);
+            /* aligned: a direct (or drop-behind) input goes to the kernel */
+            rc = nd_ring_read(ring, in, 3 * BLOCK, dst, 2 * BLOCK, 8, &got);
+            if (strategy == ND_STRATEGY_DIRECT || strategy == ND_STRATEGY_DROP_BEHIND) {
+                assert_int_equal(rc, 0);
+                assert_int_equal(nd_ring_in_flight(ring), 1);
+                reap_one(ring, 8, 2 * BLOCK);
+            } else {
+                assert_int_equal(rc, 1);
+                assert_int_equal(got, 2 * BLOCK);
+            }
+            assert_memory_equal(dst, e->data + 3 * BLOCK, 2 * BLOCK);
+            /* done-at-once reads leave nothing to reap */
+            uint64_t tag;
+            int64_t res;
+            assert_int_equal(nd_ring_in_flight(ring), 0);
+            assert_int_equal(nd_ring_reap(ring, &tag, &res, 1, 0), 0);
+            /* empty reads finish at once everywhere */
+            assert_int_equal(nd_ring_read(ring, in, FILE_LEN, dst, 0, 9, &got), 1);
+            assert_int_equal(got, 0);
+            nd_close(in);
+            nd_close(ring);
+        }
+    }
+    aligned_free(dst);
+}
+
+/* Pages dropped from the cache: whatever part nd_ring_read could not copy
+ * at once arrives through the ring, and the bytes are right either way. */
+static void test_read_now_or_submit_uncached(void **state)
+{
+    ring_env *e = *state;
+    uint8_t *dst = aligned(1 << 20);
+    for (int round = 0; round < 8; round++) {
+        nd_handle ring, in;
+        int64_t got = -1;
+        int64_t off = (int64_t)round * (1 << 18) + 100;
+        assert_status(ND_OK, nd_ring_open(4, 0, &ring));
+        /* a direct input that falls back to drop-behind would keep the cache; a
+         * plain read through ND_IO_MERGE|... is not what is tested here */
+        assert_status(ND_OK, nd_open_input(e->env.dir, "f", ND_IO_RANDOM, &in));
+        tst_drop_cache(e->env.dir_path, "f");
+        int32_t rc = nd_ring_read(ring, in, off, dst, 1 << 20, 77, &got);
+        assert_true(rc == 0 || rc == 1);
+        if (rc == 0)
+            reap_one(ring, 77, 1 << 20);
+        else
+            assert_int_equal(got, 1 << 20);
+        assert_memory_equal(dst, e->data + off, 1 << 20);
+        nd_close(in);
+        nd_close(ring);
+    }
+    aligned_free(dst);
+}
+
+static void test_read_now_or_submit_errors(void **state)
+{
+    ring_env *e = *state;
+    uint8_t *dst = aligned(2 * BLOCK);
+    nd_handle ring, direct, mapped;
+    int64_t got = 5;
+    assert_status(ND_OK, nd_ring_open(1, 0, &ring));
+    assert_status(ND_OK, nd_open_input(e->env.dir, "f", ND_IO_MERGE, &direct));
+    assert_status(ND_OK, nd_open_input(e->env.dir, "f", ND_IO_MMAP, &mapped));
+    assert_status(ND_E_INVALID_ARGUMENT, nd_ring_read(ring, mapped, 0, dst, 1, 0, NULL));
+    assert_message_contains("nd_ring_read");
+    assert_status(ND_E_EOF, nd_ring_read(ring, mapped, FILE_LEN - 1, dst, 2, 0, &got));
+    assert_int_equal(got, 0);
+    assert_message_contains("nd_ring_read");
+    assert_status(ND_E_INVALID_ARGUMENT, nd_ring_read(ring, mapped, -1, dst, 1, 0, &got));
+    assert_status(ND_E_BAD_HANDLE, nd_ring_read(mapped, mapped, 0, dst, 1, 0, &got));
+    assert_status(ND_E_BAD_HANDLE, nd_ring_read(ring, ring, 0, dst, 1, 0, &got));
+    assert_int_equal(nd_ring_in_flight(ring), 0);
+    /* the one slot taken: a read that needs the kernel is refused ... */
+    assert_status(ND_OK, nd_ring_submit_read(ring, direct, 0, dst, BLOCK, 1));
+    assert_status(ND_E_BUSY, nd_ring_read(ring, direct, BLOCK, dst + BLOCK, BLOCK, 2, &got));
+    assert_message_contains("nd_ring_read");
+    /* ... one that can be done at once is not */
+    assert_int_equal(nd_ring_read(ring, mapped, BLOCK, dst + BLOCK, BLOCK, 3, &got), 1);
+    assert_memory_equal(dst + BLOCK, e->data + BLOCK, BLOCK);
+    reap_one(ring, 1, BLOCK);
+    assert_memory_equal(dst, e->data, BLOCK);
+    /* closed handles */
+    assert_status(ND_OK, nd_close(mapped));
+    assert_status(ND_E_BAD_HANDLE, nd_ring_read(ring, mapped, 0, dst, 1, 0, &got));
+    assert_status(ND_OK, nd_close(ring));
+    assert_status(ND_E_BAD_HANDLE, nd_ring_read(ring, direct, 0, dst, BLOCK, 0, &got));
+    nd_close(direct);
+    aligned_free(dst);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -323,6 +459,9 @@ int main(void)
         cmocka_unit_test(test_close_input_with_reads_in_flight),
         cmocka_unit_test(test_close_ring_with_reads_in_flight),
         cmocka_unit_test(test_close_wakes_a_blocked_reaper),
+        cmocka_unit_test(test_read_now_or_submit),
+        cmocka_unit_test(test_read_now_or_submit_uncached),
+        cmocka_unit_test(test_read_now_or_submit_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -279,6 +279,19 @@ ND_EXTERN int32_t nd_ring_submit_read(nd_handle ring, nd_handle input, int64_t o
                                       int64_t len, uint64_t tag);
 
 /**
+ * Reads now when that needs no wait for the device, otherwise submits: the
+ * same read as nd_ring_submit_read, but bytes the page cache already holds (a
+ * buffered input) or the mapping holds (a mapped input) are copied at once.
+ * Returns 1 when the whole read is done (*out_read = its length; no completion
+ * will be reaped for `tag`), 0 when it was submitted (dst may already hold a
+ * prefix; reap `tag` for the result), or < 0 (nothing is in flight). This is
+ * the call for reads that are usually cached: it costs one system call then,
+ * like a synchronous read, and never blocks on the device.
+ */
+ND_EXTERN int32_t nd_ring_read(nd_handle ring, nd_handle input, int64_t offset, void *dst,
+                               int64_t len, uint64_t tag, int64_t *out_read);
+
+/**
  * Waits up to `timeout_ms` (0: do not wait, -1: no limit) for completions and
  * stores up to `max` of them: tags[i] and results[i] (the length read, or a
  * negative ND_E_* status). Returns how many were stored (0 on timeout), or < 0.

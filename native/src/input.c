@@ -187,14 +187,16 @@ static int64_t nd_read_bytes_impl(nd_handle input, int64_t offset, void *dst, in
     return rc == ND_OK ? len : rc;
 }
 
-int32_t nd__input_begin_async(nd_handle h, int64_t off, void *dst, int64_t len, nd_os_file *fd,
-                              int64_t *file_off, int64_t *result)
+int32_t nd__input_begin_async(const char *call, nd_handle h, int64_t off, void *dst, int64_t len,
+                              int try_cached, nd_os_file *fd, int64_t *file_off, int64_t *done,
+                              int64_t *result)
 {
     nd_input *in;
-    int32_t rc = input_get(h, "nd_ring_submit_read", &in);
+    *done = 0;
+    int32_t rc = input_get(h, call, &in);
     if (rc != ND_OK)
         return rc;
-    rc = read_check("nd_ring_submit_read", in, off, dst, len);
+    rc = read_check(call, in, off, dst, len);
     if (rc != ND_OK) {
         nd__handle_put(h);
         return rc;
@@ -208,6 +210,10 @@ int32_t nd__input_begin_async(nd_handle h, int64_t off, void *dst, int64_t len, 
     if (async && len > 0) {
         *fd = f->fd;
         *file_off = at;
+        /* Only the buffered strategy wants cached pages: drop-behind reads are
+         * meant to leave the cache alone, and a direct read never asks it. */
+        if (try_cached && f->strategy == ND_STRATEGY_BUFFERED)
+            *done = (int64_t)nd__os_pread_cached(f->fd, dst, (size_t)len, at);
     } else {
         *fd = ND_OS_FILE_INVALID;
         rc = len > 0 ? file_read(f, at, dst, (size_t)len) : ND_OK;

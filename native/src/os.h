@@ -75,6 +75,11 @@ int32_t nd__os_file_size(nd_os_file f, const char *what, int64_t *out);
 /* Reads up to len bytes at off, retrying until len or EOF; *got = bytes read. */
 int32_t nd__os_pread(nd_os_file f, const char *what, void *dst, size_t len, int64_t off,
                      size_t *got);
+/* Reads what the page cache already holds of [off, off+len), never waiting
+ * for the device; returns how many bytes it copied (0 where the OS cannot
+ * tell without waiting, or on any error: the caller then reads the rest the
+ * blocking way, which reports the error). */
+size_t nd__os_pread_cached(nd_os_file f, void *dst, size_t len, int64_t off);
 /* Writes all len bytes at off. */
 int32_t nd__os_pwrite(nd_os_file f, const char *what, const void *src, size_t len, int64_t off);
 int32_t nd__os_truncate(nd_os_file f, const char *what, int64_t len);

@@ -106,13 +106,10 @@ static void free_slot(nd_ring *r, uint32_t index)
     atomic_fetch_sub(&r->in_flight, 1);
 }
 
-int32_t nd_ring_submit_read(nd_handle ring, nd_handle input, int64_t offset, void *dst,
-                            int64_t len, uint64_t tag)
+/* Takes a free slot for a read: ND_E_BUSY when all are in flight,
+ * ND_E_BAD_HANDLE when the ring is closing. */
+static int32_t take_slot(nd_ring *r, const char *call, uint32_t *out_index)
 {
-    nd_ring *r;
-    int32_t rc = ring_get(ring, "nd_ring_submit_read", &r);
-    if (rc != ND_OK)
-        return rc;
     nd__mutex_lock(r->mu);
     uint32_t index = r->free_head;
     if (index != 0) {
@@ -120,36 +117,99 @@ int32_t nd_ring_submit_read(nd_handle ring, nd_handle input, int64_t offset, voi
         atomic_fetch_add(&r->in_flight, 1);
     }
     nd__mutex_unlock(r->mu);
-    if (index != 0 && atomic_load(&r->closing)) { /* lost a race with nd_close */
+    if (index == 0)
+        return nd__fail(ND_E_BUSY, "%s: all %u slots are in flight; reap first", call, r->depth);
+    if (atomic_load(&r->closing)) { /* lost a race with nd_close */
         free_slot(r, index - 1);
-        nd__handle_put(ring);
-        return nd__fail(ND_E_BAD_HANDLE, "nd_ring_submit_read: the ring is closing");
+        return nd__fail(ND_E_BAD_HANDLE, "%s: the ring is closing", call);
     }
-    if (index == 0) {
-        nd__handle_put(ring);
-        return nd__fail(ND_E_BUSY, "nd_ring_submit_read: all %u slots are in flight; reap first",
-                        r->depth);
-    }
-    index--;
+    *out_index = index - 1;
+    return ND_OK;
+}
+
+/* Hands op `index` (its input already held by nd__input_begin_async) to the
+ * backend; on failure drops the input and the slot. */
+static int32_t start_op(nd_ring *r, uint32_t index, nd_handle input, uint8_t *dst, int64_t len,
+                        uint64_t tag, nd_os_file fd, int64_t file_off, int64_t done,
+                        int64_t result)
+{
     nd_ring_op *op = &r->ops[index];
     op->input = input;
-    op->dst = dst;
-    op->left = (size_t)(len > 0 ? len : 0);
+    op->fd = fd;
+    op->off = file_off + done;
+    op->dst = dst + done;
+    op->left = (size_t)(len - done);
     op->len = len;
     op->tag = tag;
-    op->result = 0;
-    rc = nd__input_begin_async(input, offset, dst, len, &op->fd, &op->off, &op->result);
+    op->result = result;
+    int32_t rc = r->vt->start(r, index);
     if (rc != ND_OK) {
+        nd__handle_put(input);
         free_slot(r, index);
-    } else {
-        rc = r->vt->start(r, index);
-        if (rc != ND_OK) {
-            nd__handle_put(input);
+    }
+    return rc;
+}
+
+int32_t nd_ring_submit_read(nd_handle ring, nd_handle input, int64_t offset, void *dst,
+                            int64_t len, uint64_t tag)
+{
+    static const char call[] = "nd_ring_submit_read";
+    nd_ring *r;
+    uint32_t index;
+    int32_t rc = ring_get(ring, call, &r);
+    if (rc != ND_OK)
+        return rc;
+    /* the slot first: a full ring must refuse before a mapped read copies anything */
+    rc = take_slot(r, call, &index);
+    if (rc == ND_OK) {
+        nd_os_file fd;
+        int64_t file_off = 0, done = 0, result = 0;
+        rc = nd__input_begin_async(call, input, offset, dst, len, 0, &fd, &file_off, &done,
+                                   &result);
+        if (rc != ND_OK)
             free_slot(r, index);
-        }
+        else
+            rc = start_op(r, index, input, dst, len, tag, fd, file_off, done, result);
     }
     nd__handle_put(ring);
-    return rc;
+    return (int32_t)nd__in_call(call, rc);
+}
+
+int32_t nd_ring_read(nd_handle ring, nd_handle input, int64_t offset, void *dst, int64_t len,
+                     uint64_t tag, int64_t *out_read)
+{
+    static const char call[] = "nd_ring_read";
+    if (out_read == NULL)
+        return nd__fail(ND_E_INVALID_ARGUMENT, "%s: out_read is NULL", call);
+    *out_read = 0;
+    nd_ring *r;
+    int32_t rc = ring_get(ring, call, &r);
+    if (rc != ND_OK)
+        return rc;
+    nd_os_file fd;
+    int64_t file_off = 0, done = 0, result = 0;
+    rc = nd__input_begin_async(call, input, offset, dst, len, 1, &fd, &file_off, &done, &result);
+    if (rc == ND_OK && (fd == ND_OS_FILE_INVALID || done == len)) {
+        /* finished here: no completion will follow */
+        nd__handle_put(input);
+        if (fd != ND_OS_FILE_INVALID)
+            result = len;
+        if (result < 0) {
+            rc = (int32_t)result; /* the message is the read's own */
+        } else {
+            *out_read = result;
+            rc = 1;
+        }
+    } else if (rc == ND_OK) {
+        uint32_t index;
+        rc = take_slot(r, call, &index);
+        if (rc != ND_OK)
+            nd__handle_put(input);
+        else
+            rc = start_op(r, index, input, dst, len, tag, fd, file_off, done, 0);
+    }
+    nd__handle_put(ring);
+    return (int32_t)nd__in_call(call, rc);
 }
 
 int32_t nd_ring_reap(nd_handle ring, uint64_t *tags, int64_t *results, int32_t max,

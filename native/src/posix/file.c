@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <sys/file.h> /* flock */
 #include <sys/stat.h>
+#include <sys/uio.h> /* preadv2 */
 #include <unistd.h>
 
 #include "../internal.h"
@@ -224,6 +225,31 @@ int32_t nd__os_pread(nd_os_file f, const char *what, void *dst, size_t len, int6
     }
     *got = done;
     return ND_OK;
+}
+
+size_t nd__os_pread_cached(nd_os_file f, void *dst, size_t len, int64_t off)
+{
+#if defined(RWF_NOWAIT)
+    /* kernels before 4.14 refuse the flag: stop asking after the first refusal */
+    static _Atomic int refused;
+    size_t done = 0;
+    while (done < len && !atomic_load_explicit(&refused, memory_order_relaxed)) {
+        size_t want = len - done < ND_IO_CHUNK ? len - done : ND_IO_CHUNK;
+        struct iovec iov = {(char *)dst + done, want};
+        ssize_t n = preadv2((int)f, &iov, 1, (off_t)(off + (int64_t)done), RWF_NOWAIT);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EOPNOTSUPP || errno == ENOSYS || errno == EINVAL))
+            atomic_store_explicit(&refused, 1, memory_order_relaxed);
+        if (n <= 0)
+            break; /* EAGAIN: the rest is not cached; EOF or an error: the blocking read says */
+        done += (size_t)n;
+    }
+    return done;
+#else
+    (void)f, (void)dst, (void)len, (void)off;
+    return 0;
+#endif
 }
 
 int32_t nd__os_pwrite(nd_os_file f, const char *what, const void *src, size_t len, int64_t off)

@@ -30,7 +30,7 @@ static int32_t queue(uring_state *u, nd_ring_op *op, uint64_t user_data)
 {
     struct io_uring_sqe *sqe = io_uring_get_sqe(&u->ring);
     if (sqe == NULL)
-        return nd__fail(ND_E_BUSY, "nd_ring_submit_read: io_uring submission queue is full");
+        return nd__fail(ND_E_BUSY, "io_uring submission queue is full");
     if (op == NULL)
         io_uring_prep_nop(sqe);
     else if (op->fd == ND_OS_FILE_INVALID)
@@ -54,7 +54,7 @@ static int32_t queue(uring_state *u, nd_ring_op *op, uint64_t user_data)
         int e = -n;
         io_uring_prep_nop(sqe);
         io_uring_sqe_set_data64(sqe, WAKE_TAG);
-        return nd__fail_os(e, "nd_ring_submit_read: io_uring_submit");
+        return nd__fail_os(e, "io_uring_submit");
     }
     return ND_OK;
 }

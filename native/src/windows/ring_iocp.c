@@ -70,7 +70,7 @@ static int32_t iocp_start(nd_ring *r, uint32_t index)
     pool *p = r->impl;
     HANDLE port = r->ops[index].fd == ND_OS_FILE_INVALID ? p->done : p->work;
     if (!PostQueuedCompletionStatus(port, 0, KEY_OP, packet(index)))
-        return nd__fail_os((int)GetLastError(), "nd_ring_submit_read: PostQueuedCompletionStatus");
+        return nd__fail_os((int)GetLastError(), "PostQueuedCompletionStatus");
     return ND_OK;
 }
 
