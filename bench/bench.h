@@ -23,6 +23,8 @@ typedef struct {
     size_t chunk;         /* write and sequential read chunk */
     int random_reads;     /* 64-byte reads per ReadRandom run (and per thread) */
     int direct_random;    /* fewer for direct I/O, whose reads each reach the device */
+    int64_t ring_size;    /* RingRandomQD32's file (kept between runs in `dir`) */
+    int ring_reads;       /* 4 KiB reads per RingRandomQD32 run at QD1 (x4 at QD32) */
     int quick;
     const char *dir;      /* parent of the scratch directory */
     const char *out_dir;  /* where c.json goes */
@@ -61,12 +63,25 @@ typedef struct {
     double paired;       /* median over rounds of (this run / the baseline's run in that round) */
     double scale;        /* times are multiplied by it (a measured subset scaled up); 0 = 1 */
     int met;             /* 1, 0, or -1 (no target) */
+    /* A rate row (unit set, e.g. "IOPS") reports ops per second, higher is
+     * better: statistics() turns each run's time and ops[] into a rate, so
+     * ms[] and median..max hold rates and ratio is this rate / the baseline's. */
+    const char *unit;    /* NULL: milliseconds */
+    double ops[BENCH_MAX_RUNS];
+    double cpu_us_per_op; /* rate rows: median CPU microseconds per operation */
+    /* A second comparison beside the baseline (e.g. the device's limit, when
+     * the baseline is the synchronous reads): "" when there is none. */
+    char also[96];
+    char also_target[32];
+    double also_ratio;   /* this median / also's median, NOT_SET if unknown */
+    int also_met;        /* 1, 0, or -1 (no target) */
 } row;
 
 /* What one run reports beside its wall time. */
 typedef struct {
     double cpu;    /* CPU milliseconds of the timed part (all its threads) */
     double cached; /* % of the written file left in the page cache, or NOT_SET */
+    double ops;    /* rate rows: operations done in the timed part */
 } run_out;
 
 /* One run of a workload: does its own untimed setup and teardown and returns
@@ -124,6 +139,8 @@ void bench_read_bytes(bench *b);
 void bench_read_random(bench *b);
 void bench_concurrent(bench *b);
 void bench_buffer_sweep(bench *b);
+void bench_ring(bench *b);       /* ring.c: RingRandomQD32 */
+void bench_ring_targets(void);   /* its targets, once every ratio is known */
 
 #define DATA_NAME "r.dat"  /* the file every read workload reads */
 #define WRITE_NAME "w.dat" /* the file every write workload writes */

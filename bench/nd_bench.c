@@ -6,7 +6,8 @@
  * format every language's benchmark shares (bench/runner.py merges them).
  *
  *   nd_bench [--quick] [--size-mib N] [--runs N] [--dir PATH] [--out DIR]
- *            [--chunk-kib N] [--random-reads N] [--only GROUP,GROUP...]
+ *            [--chunk-kib N] [--random-reads N] [--ring-mib N] [--ring-reads N]
+ *            [--only GROUP,GROUP...]
  *
  * The file lives on a real disk (default: a directory under the build tree,
  * or $ND_BENCH_DIR): direct I/O and the page-cache figures mean nothing on
@@ -35,14 +36,17 @@ static bench B;
 static void usage(void)
 {
     fputs("usage: nd_bench [--quick] [--size-mib N] [--runs N] [--dir PATH] [--out DIR]\n"
-          "                [--chunk-kib N] [--random-reads N] [--only GROUP,GROUP...]\n"
+          "                [--chunk-kib N] [--random-reads N] [--ring-mib N] [--ring-reads N]\n"
+          "                [--only GROUP,GROUP...]\n"
           "  --quick        4 MiB, 3 runs: checks that everything runs, measures nothing\n"
+          "  --ring-mib N   RingRandomQD32's file (default 1024; kept in --dir between runs)\n"
+          "  --ring-reads N its 4 KiB reads per run at QD1 (default 8192; 4x that at QD32)\n"
           "  --dir PATH     where the scratch directory goes (default $ND_BENCH_DIR, else\n"
           "                 " ND_BENCH_DEFAULT_DIR ")\n"
           "  --out DIR      where c.json goes (default $ND_BENCH_OUT, else\n"
           "                 " ND_BENCH_DEFAULT_OUT ")\n"
           "  --only GROUPS  Write,ReadSequential,ReadByteSequential,ReadRandom,\n"
-          "                 ConcurrentCloneReads,BufferSweep\n",
+          "                 ConcurrentCloneReads,BufferSweep,RingRandomQD32\n",
           stderr);
     exit(2);
 }
@@ -195,6 +199,7 @@ static void apply_targets(void)
             snprintf(r->note + n, sizeof(r->note) - n, "; with 2 free cores (2/cpu-ratio) %.2fx",
                      2.0 / r->cpu_ratio);
     }
+    bench_ring_targets();
     row *r = bench_find("WriteSync", "nd_write_bytes+nd_output_sync (ND_IO_MERGE)");
     if (r != NULL) {
         snprintf(r->target, sizeof(r->target), "<= 1.25, cached < 5%%");
@@ -222,6 +227,7 @@ int main(int argc, char **argv)
 {
     bench *b = &B;
     long size_mib = 64, runs = 9, chunk_kib = 64, random_reads = 100000;
+    long ring_mib = 1024, ring_reads = 8192;
     int quick = 0;
     const char *only = NULL;
     b->dir = getenv("ND_BENCH_DIR") && *getenv("ND_BENCH_DIR") ? getenv("ND_BENCH_DIR")
@@ -231,7 +237,8 @@ int main(int argc, char **argv)
     for (int i = 0, n = 0; i < argc && n < (int)sizeof(b->command); i++)
         n += snprintf(b->command + n, sizeof(b->command) - (size_t)n, "%s%s", i ? " " : "",
                       i ? argv[i] : "nd_bench");
-    int explicit_size = 0, explicit_runs = 0, explicit_random = 0;
+    int explicit_size = 0, explicit_runs = 0, explicit_random = 0, explicit_ring = 0,
+        explicit_ring_reads = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--quick") == 0) {
@@ -251,6 +258,10 @@ int main(int argc, char **argv)
             chunk_kib = number(a, v, 4, 1 << 20);
         else if (strcmp(a, "--random-reads") == 0)
             random_reads = number(a, v, 100, 10000000), explicit_random = 1;
+        else if (strcmp(a, "--ring-mib") == 0)
+            ring_mib = number(a, v, 1, 1 << 20), explicit_ring = 1;
+        else if (strcmp(a, "--ring-reads") == 0)
+            ring_reads = number(a, v, 32, 1 << 22), explicit_ring_reads = 1;
         else if (strcmp(a, "--dir") == 0)
             b->dir = v;
         else if (strcmp(a, "--out") == 0)
@@ -262,14 +273,16 @@ int main(int argc, char **argv)
     }
     if (only != NULL) {
         static const char *known[] = {"Write", "ReadSequential", "ReadByteSequential",
-                                      "ReadRandom", "ConcurrentCloneReads", "BufferSweep"};
+                                      "ReadRandom", "ConcurrentCloneReads", "BufferSweep",
+                                      "RingRandomQD32"};
+        const size_t nknown = sizeof(known) / sizeof(known[0]);
         char list[512];
         snprintf(list, sizeof(list), "%s", only);
         for (char *save, *g = strtok_r(list, ",", &save); g; g = strtok_r(NULL, ",", &save)) {
             size_t k = 0;
-            while (k < 6 && strcmp(g, known[k]) != 0)
+            while (k < nknown && strcmp(g, known[k]) != 0)
                 k++;
-            if (k == 6)
+            if (k == nknown)
                 die("--only: unknown group '%s'", g);
         }
     }
@@ -277,6 +290,8 @@ int main(int argc, char **argv)
         size_mib = explicit_size ? size_mib : 4;
         runs = explicit_runs ? runs : 3;
         random_reads = explicit_random ? random_reads : 5000;
+        ring_mib = explicit_ring ? ring_mib : 16;
+        ring_reads = explicit_ring_reads ? ring_reads : 256;
     }
     b->quick = quick;
     b->size = (int64_t)size_mib << 20;
@@ -284,6 +299,8 @@ int main(int argc, char **argv)
     b->chunk = (size_t)chunk_kib << 10;
     b->random_reads = (int)random_reads;
     b->direct_random = random_reads < 2000 ? (int)random_reads : 2000;
+    b->ring_size = (int64_t)ring_mib << 20;
+    b->ring_reads = (int)ring_reads;
     if ((int64_t)b->chunk > b->size)
         die("--chunk-kib is larger than the file");
 
@@ -319,6 +336,8 @@ int main(int argc, char **argv)
         bench_concurrent(b);
     if (wanted(only, "BufferSweep"))
         bench_buffer_sweep(b);
+    if (wanted(only, "RingRandomQD32"))
+        bench_ring(b);
 
     bench_finish_ratios();
     apply_targets();

@@ -28,7 +28,9 @@ row *bench_row(const char *group, const char *name, const char *baseline)
     r->speedup = NOT_SET;
     r->paired = NOT_SET;
     r->cpu_median = r->cpu_ratio = NOT_SET;
-    r->met = -1;
+    r->cpu_us_per_op = NOT_SET;
+    r->also_ratio = NOT_SET;
+    r->met = r->also_met = -1;
     return r;
 }
 
@@ -79,6 +81,31 @@ static void statistics(row *r)
 {
     double k = r->scale > 0 ? r->scale : 1;
     int have_cached = 0;
+    if (r->unit != NULL) {
+        /* a rate: the same order statistics, but of ops per second, and the CPU
+         * cost per operation (rows doing different counts stay comparable) */
+        double per_op[BENCH_MAX_RUNS];
+        for (int i = 0; i < r->n; i++) {
+            if (r->ms[i] <= 0 || r->ops[i] <= 0)
+                die("%s / %s: run %d measured no operations", r->group, r->name, i);
+            per_op[i] = r->cpu[i] > 0 ? r->cpu[i] * 1e3 / r->ops[i] : 0;
+            r->ms[i] = r->ops[i] * 1e3 / r->ms[i];
+        }
+        double cpu = median_of(per_op, r->n);
+        r->cpu_us_per_op = cpu > 0 ? cpu : NOT_SET;
+        for (int i = 0; i < r->n; i++)
+            have_cached |= r->cached[i] >= 0;
+        if (have_cached)
+            r->cached_pct = median_of(r->cached, r->n);
+        r->cpu_median = NOT_SET; /* CPU per run means nothing across different counts */
+        r->median = median_of(r->ms, r->n);
+        r->min = r->max = r->ms[0];
+        for (int i = 1; i < r->n; i++) {
+            r->min = r->ms[i] < r->min ? r->ms[i] : r->min;
+            r->max = r->ms[i] > r->max ? r->ms[i] : r->max;
+        }
+        return;
+    }
     for (int i = 0; i < r->n; i++) {
         r->ms[i] *= k;
         r->cpu[i] *= k;
@@ -104,17 +131,19 @@ void bench_run_queued(bench *b)
     for (int i = 0; i < b->runs; i++) {
         for (int k = 0; k < queued; k++) {
             job *q = &queue[(i + k) % queued];
-            out = (run_out){0, NOT_SET};
+            out = (run_out){0, NOT_SET, 0};
             q->r->ms[i] = q->fn(b, q->ctx, &out);
             q->r->cpu[i] = out.cpu;
             q->r->cached[i] = out.cached;
+            q->r->ops[i] = out.ops;
         }
     }
     for (int j = 0; j < queued; j++) {
         row *r = queue[j].r;
         r->n = b->runs;
         statistics(r);
-        fprintf(stderr, "  %-20s %-52s %10.3f ms\n", r->group, r->name, r->median);
+        fprintf(stderr, "  %-20s %-52s %10.3f %s\n", r->group, r->name, r->median,
+                r->unit != NULL ? r->unit : "ms");
         if (queue[j].done != NULL)
             queue[j].done(queue[j].ctx);
         free(queue[j].ctx);
@@ -126,6 +155,12 @@ void bench_finish_ratios(void)
 {
     for (int i = 0; i < nrows; i++) {
         row *r = &rows[i];
+        if (r->also[0] != '\0') {
+            /* the second comparison may be missing (a tool not installed): no ratio then */
+            row *also = bench_find(r->group, r->also);
+            if (also != NULL && also->median > 0)
+                r->also_ratio = r->median / also->median;
+        }
         if (r->baseline[0] == '\0')
             continue;
         row *base = bench_find(r->group, r->baseline);
@@ -166,10 +201,14 @@ void bench_print_table(const bench *b)
         const row *r = &rows[i];
         if (strcmp(group, r->group) != 0) {
             group = r->group;
-            printf("\n%s\n  %-50s %9s %9s %9s %7s %7s %9s %7s %-21s %s\n", group, "name",
-                   "median", "min", "max", "ratio", "paired", "cpu", "cpu-rat", "target", "met");
+            if (r->unit != NULL)
+                printf("\n%s (in %s: higher is better; cpu = CPU us per op)", group, r->unit);
+            else
+                printf("\n%s", group);
+            printf("\n  %-50s %9s %9s %9s %7s %7s %9s %7s %-21s %s\n", "name", "median", "min",
+                   "max", "ratio", "paired", "cpu", "cpu-rat", "target", "met");
         }
-        char ratio[16] = "limit", paired[16] = "", cratio[16] = "", extra[64] = "";
+        char ratio[16] = "limit", paired[16] = "", cratio[16] = "", extra[96] = "";
         if (r->cpu_ratio >= 0)
             snprintf(cratio, sizeof(cratio), "%.3f", r->cpu_ratio);
         if (r->ratio >= 0)
@@ -180,8 +219,15 @@ void bench_print_table(const bench *b)
             snprintf(extra, sizeof(extra), "  cached %.1f%%", r->cached_pct);
         if (r->speedup >= 0 && strcmp(r->group, "ConcurrentCloneReads") == 0)
             snprintf(extra, sizeof(extra), "  speed-up %.2fx", r->speedup);
+        size_t len = strlen(extra);
+        if (r->also[0] != '\0' && r->also_ratio >= 0)
+            snprintf(extra + len, sizeof(extra) - len, "  %.3f of %.24s", r->also_ratio, r->also);
+        else if (r->also[0] != '\0')
+            snprintf(extra + len, sizeof(extra) - len, "  no ratio to %.24s (not measured)",
+                     r->also);
+        double cpu = r->unit != NULL ? r->cpu_us_per_op : r->cpu_median;
         printf("  %-50s %9.2f %9.2f %9.2f %7s %7s %9.2f %7s %-21s %s%s\n", r->name, r->median,
-               r->min, r->max, ratio, paired, r->cpu_median, cratio, r->target,
+               r->min, r->max, ratio, paired, cpu, cratio, r->target,
                r->met < 0 ? "" : r->met ? "yes" : "NO", extra);
     }
     fflush(stdout);
@@ -239,7 +285,9 @@ int bench_write_json(const bench *b, const char *path)
         json_str(f, r->group);
         fputs(", \"name\": ", f);
         json_str(f, r->name);
-        fputs(", \"unit\": \"ms\", \"median\": ", f);
+        fputs(", \"unit\": ", f);
+        json_str(f, r->unit != NULL ? r->unit : "ms");
+        fputs(", \"median\": ", f);
         json_num(f, r->median);
         fputs(", \"min\": ", f);
         json_num(f, r->min);
@@ -268,6 +316,22 @@ int bench_write_json(const bench *b, const char *path)
         json_num(f, r->cached_pct);
         fputs(", \"speedup\": ", f);
         json_num(f, strcmp(r->group, "ConcurrentCloneReads") == 0 ? r->speedup : NOT_SET);
+        if (r->unit != NULL) {
+            fputs(", \"cpu_us_per_op\": ", f);
+            json_num(f, r->cpu_us_per_op);
+        }
+        if (r->also[0] != '\0') {
+            fputs(", \"also\": [{\"baseline\": ", f);
+            json_str(f, r->also);
+            fputs(", \"ratio\": ", f);
+            json_num(f, r->also_ratio);
+            fputs(", \"target\": ", f);
+            if (r->also_target[0])
+                json_str(f, r->also_target);
+            else
+                fputs("null", f);
+            fprintf(f, ", \"met\": %s}]", r->also_met < 0 ? "null" : r->also_met ? "true" : "false");
+        }
         fputs(", \"note\": ", f);
         if (r->note[0])
             json_str(f, r->note);

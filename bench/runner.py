@@ -19,6 +19,9 @@ import sys
 import tempfile
 
 REQUIRED = ("group", "name", "median")
+# A row measured as a rate (operations or bytes per second): its ratio is its
+# rate / the baseline's, so higher is better, the other way round from times.
+RATE_UNITS = ("IOPS", "ops/s", "MiB/s", "MB/s", "GiB/s")
 SUITE_ORDER = ("c", "dotnet", "java", "python")
 
 
@@ -61,6 +64,21 @@ def grouped(suites):
     return groups
 
 
+def is_rate(r):
+    return r.get("unit") in RATE_UNITS
+
+
+def higher_is_better(rows):
+    """A group reads higher-is-better only if every row in it is a rate."""
+    return bool(rows) and all(is_rate(r) for r in rows)
+
+
+def panel_title(g, rows, log=False, has_cpu=False):
+    return (g + ": ratio to baseline ("
+            + ("higher" if higher_is_better(rows) else "lower") + " is better)"
+            + (", log scale" if log else "") + ("; dot = CPU-time ratio" if has_cpu else ""))
+
+
 def num(v, digits=3):
     if not isinstance(v, (int, float)) or isinstance(v, bool):
         return ""
@@ -91,6 +109,19 @@ def extras(r, shared_note=None):
         parts.append("CPU-time ratio %.3f" % r["cpu_ratio"])
     if isinstance(r.get("speedup"), (int, float)):
         parts.append("speed-up %.2fx" % r["speedup"])
+    if isinstance(r.get("cpu_us_per_op"), (int, float)):
+        parts.append("CPU %.1f µs per op" % r["cpu_us_per_op"])
+    # a second comparison beside the baseline (e.g. the device's own limit)
+    for a in r.get("also") or []:
+        if not isinstance(a, dict) or not a.get("baseline"):
+            continue
+        ratio = a.get("ratio")
+        text = "vs %s: %s" % (a["baseline"], num(ratio) if isinstance(ratio, (int, float))
+                              else "not measured")
+        if a.get("target"):
+            text += " (target %s, %s)" % (a["target"], {True: "met", False: "**not met**"}.get(
+                a.get("met"), "unknown"))
+        parts.append(text)
     if isinstance(r.get("alloc_bytes"), (int, float)):
         parts.append("%d B allocated" % r["alloc_bytes"])
     if r.get("note") and r["note"] != shared_note:
@@ -108,7 +139,8 @@ def markdown(suites, groups):
             "" if not s.get("command") else ", command `%s`" % s["command"]))
     out.append("")
     out.append("Ratio = median / the median of the row named in *baseline*, measured in the "
-               "same run (lower is better; a baseline row is the limit itself).")
+               "same run (lower is better for times; for rates such as IOPS higher is better; "
+               "a baseline row is the limit itself).")
     met = [r.get("met") for rows in groups.values() for r in rows if r.get("met") is not None]
     out.append("Targets met: %d of %d. In the chart: blue = the baseline (1x), green = target met, "
                "red = target missed, grey = no target; a black dot marks the CPU-time ratio (what waiting "
@@ -121,6 +153,9 @@ def markdown(suites, groups):
         shared = notes.pop() if len(notes) == 1 else None
         if shared:
             out += [str(shared), ""]
+        if higher_is_better(rows):
+            out += ["Rates (%s): higher is better; ratio = this row's rate / the baseline's."
+                    % ", ".join(sorted({str(r.get("unit")) for r in rows})), ""]
         multi = len({r["suite"] for r in rows}) > 1
         head = (["suite"] if multi else []) + ["name", "median", "min–max", "ratio", "baseline",
                                                 "target", "met", "note"]
@@ -129,11 +164,12 @@ def markdown(suites, groups):
                                   for h in head) + "|")
         for r in rows:
             unit = r.get("unit", "ms")
+            digits = 0 if is_rate(r) else 3  # thousands of IOPS need no decimals
             ratio = "limit" if r.get("baseline") is None else num(r.get("ratio"))
             met = {True: "yes", False: "**no**"}.get(r.get("met"), "")
             cells = ([r["suite"]] if multi else []) + [
-                r["name"], "%s %s" % (num(r["median"]), unit),
-                "%s–%s" % (num(r.get("min")), num(r.get("max"))), ratio,
+                r["name"], "%s %s" % (num(r["median"], digits), unit),
+                "%s–%s" % (num(r.get("min"), digits), num(r.get("max"), digits)), ratio,
                 r.get("baseline") or "", r.get("target") or "", met, extras(r, shared)]
             out.append("| " + " | ".join(cell(c) for c in cells) + " |")
         out.append("")
@@ -192,9 +228,7 @@ def chart(groups, path):
                                                           at, cpu))
             frac = (len(bars) + 3) / total
             script += ["set origin 0,%.5f" % (top - frac), "set size 1,%.5f" % frac,
-                       "set title %s" % gp_str(g + ": ratio to baseline (lower is better)"
-                                               + (", log scale" if log else "")
-                                               + ("; dot = CPU-time ratio" if has_cpu else "")),
+                       "set title %s" % gp_str(panel_title(g, [r for r, _ in bars], log, has_cpu)),
                        "set yrange [%.1f:-0.6]" % (len(bars) - 0.4),
                        "set ytics (%s)" % ", ".join(
                            "%s %d" % (gp_str((r["suite"] + ": " if multi_suite else "")

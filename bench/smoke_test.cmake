@@ -1,5 +1,5 @@
 # Runs nd_bench --quick and checks that c.json is valid JSON in the shared
-# format with every group present. It does not look at any time.
+# format with every group present. It does not look at any time or rate.
 cmake_minimum_required(VERSION 3.20)
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK}/scratch ${WORK}/results)
@@ -48,9 +48,38 @@ foreach(i RANGE ${last})
   string(JSON g GET "${json}" results ${i} group)
   list(APPEND groups ${g})
 endforeach()
-foreach(g Write WriteSync ReadSequential ReadByteSequential ReadRandom ConcurrentCloneReads BufferSweep)
+foreach(g Write WriteSync ReadSequential ReadByteSequential ReadRandom ConcurrentCloneReads BufferSweep
+          RingRandomQD32)
   if(NOT g IN_LIST groups)
     message(FATAL_ERROR "c.json: no results in group ${g}")
+  endif()
+endforeach()
+# RingRandomQD32: every row, in IOPS; the io_uring row carries its ratio to fio.
+# fio is a dependency (scripts/deps.sh): a missing device limit fails here, loudly.
+set(ring_rows "fio randread QD32 (device limit)" "raw pread O_DIRECT QD1"
+    "nd_read_bytes (ND_IO_MERGE) QD1" "nd_ring io_uring QD32"
+    "nd_ring threads QD32 (ND_RING_FORCE_THREADS)")
+foreach(want IN LISTS ring_rows)
+  set(found NO)
+  foreach(i RANGE ${last})
+    string(JSON name GET "${json}" results ${i} name)
+    if(name STREQUAL want)
+      set(found YES)
+      string(JSON unit GET "${json}" results ${i} unit)
+      if(NOT unit STREQUAL "IOPS")
+        message(FATAL_ERROR "c.json: RingRandomQD32 row '${want}' is in '${unit}', not IOPS")
+      endif()
+      if(want STREQUAL "nd_ring io_uring QD32")
+        string(JSON target GET "${json}" results ${i} target)
+        string(JSON also_ratio ERROR_VARIABLE err GET "${json}" results ${i} also 0 ratio)
+        if(err OR NOT also_ratio GREATER 0 OR target STREQUAL "")
+          message(FATAL_ERROR "c.json: the io_uring row lacks its target or its ratio to fio: ${err}")
+        endif()
+      endif()
+    endif()
+  endforeach()
+  if(NOT found)
+    message(FATAL_ERROR "c.json: RingRandomQD32 has no row '${want}' (is fio installed?)")
   endif()
 endforeach()
 message(STATUS "c.json: ${n} results, groups ok")

@@ -1,10 +1,12 @@
 #!/usr/bin/python3
 """Checks bench/runner.py on real results: it merges another suite's file into
-the same groups, writes report.md and a PNG chart, and names a broken file
-with a non-zero exit instead of dropping it silently.
+the same groups, writes report.md and a PNG chart, shows rates (IOPS) as
+higher-is-better with their second comparison, and names a broken file with a
+non-zero exit instead of dropping it silently.
 
     test_runner.py RUNNER RESULTS_DIR   (RESULTS_DIR holds the smoke run's c.json)
 """
+import importlib.util
 import json
 import os
 import shutil
@@ -42,7 +44,19 @@ def main():
                       "note": "pipe in the name must not break the table"},
                      {"group": "PythonOnly", "name": "something new", "unit": "ms",
                       "median": 1.0, "min": 1.0, "max": 1.0, "runs": 1, "baseline": None,
-                      "ratio": None, "target": None, "met": None}]}
+                      "ratio": None, "target": None, "met": None},
+                     {"group": "PythonRate", "name": "sync reads", "unit": "IOPS",
+                      "median": 1000.0, "min": 900.0, "max": 1100.0, "runs": 3, "baseline": None,
+                      "ratio": None, "target": None, "met": None},
+                     {"group": "PythonRate", "name": "device limit", "unit": "IOPS",
+                      "median": 5000.0, "min": 4900.0, "max": 5100.0, "runs": 3,
+                      "baseline": "sync reads", "ratio": 5.0, "target": None, "met": None},
+                     {"group": "PythonRate", "name": "async reads", "unit": "IOPS",
+                      "median": 3000.0, "min": 2900.0, "max": 3100.0, "runs": 3,
+                      "baseline": "sync reads", "ratio": 3.0, "target": ">= 3x, >= 0.70",
+                      "met": False, "cpu_us_per_op": 12.5,
+                      "also": [{"baseline": "device limit", "ratio": 0.6, "target": ">= 0.70",
+                                "met": False}]}]}
         with open(os.path.join(d, "python.json"), "w", encoding="utf-8") as fh:
             json.dump(other, fh)
 
@@ -62,6 +76,23 @@ def main():
             fail("ReadRandom does not show both suites side by side:\n" + section)
         if "| 1.250 |" not in section or "**no**" not in section:
             fail("the python row's ratio or missed target is not shown")
+        rate = report.split("## PythonRate\n", 1)[1].split("\n## ", 1)[0]
+        for want in ("higher is better", "| 3000 IOPS |", "| 3.000 |",
+                     "vs device limit: 0.600 (target >= 0.70, **not met**)",
+                     "CPU 12.5 µs per op"):
+            if want not in rate:
+                fail("the rate group lacks %r:\n%s" % (want, rate))
+        if "RingRandomQD32" not in groups:
+            fail("the C results have no RingRandomQD32 group")
+        ring = report.split("## RingRandomQD32\n", 1)[1].split("\n## ", 1)[0]
+        if "higher is better" not in ring or "vs fio randread QD32" not in ring:
+            fail("RingRandomQD32 is not shown as rates beside fio:\n" + ring)
+        spec = importlib.util.spec_from_file_location("runner", runner)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        if "higher is better" not in mod.panel_title("g", [{"unit": "IOPS"}]) or \
+                "lower is better" not in mod.panel_title("g", [{"unit": "ms"}, {"unit": "IOPS"}]):
+            fail("the chart titles a rate group's direction wrongly")
         with open(os.path.join(d, "chart.png"), "rb") as fh:
             png = fh.read()
         if not png.startswith(b"\x89PNG\r\n\x1a\n") or len(png) < 10000:
