@@ -211,6 +211,20 @@ namespace NativeDir
         public void ReadBytes(long offset, Memory<byte> dst) => ReadBytes(offset, dst.Span);
 
         /// <summary>
+        /// Reads up to <c>buffer.Length</c> bytes at <paramref name="offset"/> asynchronously,
+        /// through <see cref="NativeRing.Shared"/>; the result is the number of bytes read, fewer
+        /// only at the end of the input (0 at or past it). Nothing is allocated per read; bytes
+        /// already in the page cache are copied during the call and the task is complete when it
+        /// returns. Thread-safe; the cursor does not move. See <see cref="NativeRing"/> for
+        /// cancellation and disposal.
+        /// </summary>
+        /// <exception cref="ArgumentOutOfRangeException"><paramref name="offset"/> is negative.</exception>
+        /// <exception cref="ObjectDisposedException">The input is disposed.</exception>
+        public System.Threading.Tasks.ValueTask<int> ReadAsync(long offset, Memory<byte> buffer,
+            CancellationToken cancellationToken = default) =>
+            NativeRing.Shared.ReadAsync(this, offset, buffer, cancellationToken);
+
+        /// <summary>
         /// Zero copy: the input's bytes from <paramref name="pos"/> on, as many as are readable
         /// there without another native call (at least one; a mapped input's window reaches the
         /// end of the file, capped at int.MaxValue). The cursor does not move. The span is valid
@@ -328,6 +342,9 @@ namespace NativeDir
             }
             return new NativeInput(s, Name, length);
         }
+
+        /// <summary>The native handle, for rings (which take their own references).</summary>
+        internal InputSafeHandle Handle => _h;
 
         /// <summary>For tests: whether nd_close has run on this input's handle.</summary>
         internal bool NativeReleased => _h.Released;

@@ -1,0 +1,106 @@
+using System;
+using System.Buffers;
+using System.Threading;
+using System.Threading.Tasks;
+using System.Threading.Tasks.Sources;
+
+namespace NativeDir
+{
+    /// <summary>
+    /// One asynchronous read, reused across reads: the awaiter of the <see cref="ValueTask{T}"/>
+    /// that <see cref="NativeRing.ReadAsync"/> returns. A ring keeps these in a pool, so a read
+    /// allocates nothing. The state changes by compare-and-swap only, so a completion, a
+    /// cancellation and a ring disposal racing for one read complete it exactly once.
+    /// </summary>
+    internal sealed class RingRead : IValueTaskSource<int>, IThreadPoolWorkItem
+    {
+        internal const int Free = 0, Pending = 1, InKernel = 2, Completing = 3;
+
+        // Continuations run where the completion is delivered: a thread-pool work item (this
+        // object), never the ring's completion thread, which must not run user code.
+        private ManualResetValueTaskSourceCore<int> _core = new() { RunContinuationsAsynchronously = false };
+        private readonly NativeRing _ring;
+        private int _result;
+        private Exception? _error;
+        private CancellationTokenRegistration _cancel;
+
+        internal readonly int Index;
+        internal uint Generation;
+        internal int State;
+        internal MemoryHandle Pin;
+        internal CancellationToken Token;
+
+        // what a queued (ring-full) read still has to submit
+        internal NativeInput? Input;
+        internal long Offset;
+        internal int Length;
+        internal RingRead? PrevPending, NextPending;
+
+        internal RingRead(NativeRing ring, int index)
+        {
+            _ring = ring;
+            Index = index;
+        }
+
+        internal ulong Tag => ((ulong)Generation << 32) | (uint)Index;
+
+        internal short Version => _core.Version;
+
+        /// <summary>Honours <paramref name="token"/> while the read waits (queued or in the
+        /// kernel). Registering allocates only for a token that can be cancelled.</summary>
+        internal void Watch(CancellationToken token)
+        {
+            Token = token;
+            if (token.CanBeCanceled)
+                _cancel = token.UnsafeRegister(static s => ((RingRead)s!)._ring.OnCancel((RingRead)s!), this);
+        }
+
+        /// <summary>Delivers the outcome on the thread pool; the caller has moved State to
+        /// Completing. The pinned buffer is released first: nothing writes it any more.</summary>
+        internal void Complete(int result, Exception? error)
+        {
+            Release();
+            if (error == null && Token.IsCancellationRequested)
+                error = new OperationCanceledException(Token);
+            _result = result;
+            _error = error;
+            ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: false);
+        }
+
+        /// <summary>Unpins the buffer and stops watching the token: the read is over.</summary>
+        internal void Release()
+        {
+            Pin.Dispose();
+            Pin = default;
+            _cancel.Unregister();
+            _cancel = default;
+        }
+
+        void IThreadPoolWorkItem.Execute()
+        {
+            if (_error != null)
+                _core.SetException(_error);
+            else
+                _core.SetResult(_result);
+        }
+
+        public int GetResult(short token)
+        {
+            try
+            {
+                return _core.GetResult(token);
+            }
+            finally
+            {
+                _core.Reset();
+                _error = null;
+                _ring.Return(this);
+            }
+        }
+
+        public ValueTaskSourceStatus GetStatus(short token) => _core.GetStatus(token);
+
+        public void OnCompleted(Action<object?> continuation, object? state, short token,
+            ValueTaskSourceOnCompletedFlags flags) => _core.OnCompleted(continuation, state, token, flags);
+    }
+}
