@@ -426,6 +426,14 @@ void bench_ring(bench *b)
     R.dirfd = open(b->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (R.dirfd < 0)
         die("open %s: %s", b->dir, strerror(errno));
+    if (strcmp(fs_type_name(R.dirfd), "tmpfs") == 0) {
+        /* newer kernels accept O_DIRECT on tmpfs, but there it copies memory */
+        fprintf(stderr, "\nnd_bench: RingRandomQD32: ERROR: %s is on tmpfs: there is no device to "
+                        "measure; the group has NO RESULTS here. Use --dir on a real disk.\n\n",
+                b->dir);
+        close(R.dirfd);
+        return;
+    }
     if (make_file(b) != 0) {
         close(R.dirfd);
         return;
