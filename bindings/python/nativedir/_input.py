@@ -24,6 +24,11 @@ _close = lib.nd_close
 
 Buffer = Any  # any writable (or, for writes, readable) contiguous bytes-like object
 
+# What Input._pin holds while no buffer is pinned: a private object no caller
+# can pass, so the hot paths' identity test needs no separate "is empty" test.
+_NO_BUFFER = object()
+_UNPINNED = (_NO_BUFFER, None, 0)
+
 
 class Strategy(enum.IntEnum):
     """How an input reads or an output writes, as the library decided at open."""
@@ -52,17 +57,28 @@ class Input(io.RawIOBase):
 
     Native calls release the GIL. Close it (or use ``with``) to release the
     file; clones and slices stay usable until they are closed themselves.
+
+    Reading into the same bytearray again costs less: the input keeps the
+    last bytearray :meth:`readinto_at` or :meth:`readinto` filled *exported*,
+    as a memoryview of it would, so the next call with that very object skips
+    the buffer protocol. While it is held, resizing that bytearray raises
+    BufferError, which is what keeps the pointer the library writes through
+    valid (and the input keeps it alive). It is let go when the input reads
+    into another buffer, on :meth:`release_buffer` and on :meth:`close`.
+    Other buffer types (memoryview, array, numpy) are never held: io's own
+    classes hand ``readinto`` memoryviews they release right after the call.
     """
 
     # slots: attribute reads on the hot path are ~30 ns cheaper than through
     # the instance dict io.IOBase gives its subclasses
-    __slots__ = ("_h", "_name", "_pos", "_len")
+    __slots__ = ("_h", "_name", "_pos", "_len", "_pin")
 
     def __init__(self, handle: int, name: str) -> None:
         # created by Directory.open_input / clone / slice, which own `handle` until here
         super().__init__()
         self._h = handle
         self._name = name
+        self._pin = _UNPINNED  # (buffer, its cffi pointer, its length in bytes)
         self._pos = 0  # may exceed the length after seek(); the native cursor stops at it
         out = ffi.new("int64_t *")
         rc = lib.nd_input_length(handle, out)
@@ -125,18 +141,49 @@ class Input(io.RawIOBase):
         """Fills all of `buffer` with the bytes at `offset`, without a copy in Python.
 
         `buffer` is any writable contiguous bytes-like object (bytearray,
-        memoryview, array, numpy array); it must not be resized during the call.
-        Returns its length in bytes; EOFError (nothing read) if the range runs
-        past the end.
+        memoryview, array, numpy array); a bytearray stays exported until the
+        input reads into another buffer (see the class notes). Returns its
+        length in bytes; EOFError (nothing read) if the range runs past the end.
         """
-        h = self._h
-        if not h:
+        # The per-call cost is the whole difference to os.preadv (the read
+        # itself is the same pread): a repeated buffer costs one identity test,
+        # and the closed and argument checks are the library's (see _failed).
+        pinned, p, n = self._pin
+        if pinned is not buffer:
+            p, n = self._pin_buffer(buffer)
+        r = _read_bytes(self._h, offset, p, n)
+        if r < 0:
+            raise self._failed(r)
+        return r
+
+    def release_buffer(self) -> None:
+        """Lets go of the bytearray this input last read into, so it can be resized again."""
+        self._pin = _UNPINNED
+
+    def _pin_buffer(self, buffer: Buffer) -> "tuple[Any, int]":
+        """The cffi pointer to a writable `buffer` and its length; keeps a bytearray's.
+
+        The pointer object holds the buffer's export: as long as it is
+        referenced (in _pin, or by a call in progress on another thread) the
+        buffer can be neither resized nor freed under the library's writes.
+        """
+        if not self._h:
             raise closed("input")
         p = _from_buffer(_BYTES, buffer, True)
-        r = _read_bytes(h, offset, p, len(p))
-        if r < 0:
-            raise error(r)
-        return r
+        n = len(p)
+        # one tuple, replaced at once: another thread reading with its own
+        # buffer sees either pin whole, never one buffer with another's pointer
+        self._pin = (buffer, p, n) if type(buffer) is bytearray else _UNPINNED
+        if not self._h:  # closed by another thread meanwhile: hold nothing
+            self._pin = _UNPINNED
+        return p, n
+
+    def _failed(self, status: int) -> Exception:
+        # A closed input reaches the library with handle 0, which it refuses:
+        # report that as Python's files do.
+        if not self._h:
+            return closed("input")
+        return error(status)
 
     # ---- the cursor: io.RawIOBase ----
 
@@ -149,20 +196,24 @@ class Input(io.RawIOBase):
         return True
 
     def readinto(self, buffer: Buffer) -> int:  # type: ignore[override]
-        """Reads up to ``len(buffer)`` bytes at the cursor into `buffer`; 0 at the end."""
-        h = self._h
-        if not h:
-            raise closed("input")
-        p = _from_buffer(_BYTES, buffer, True)
+        """Reads up to ``len(buffer)`` bytes at the cursor into `buffer`; 0 at the end.
+
+        A bytearray stays exported, as with :meth:`readinto_at`.
+        """
+        pinned, p, n = self._pin
+        if pinned is not buffer:
+            p, n = self._pin_buffer(buffer)
         pos = self._pos
-        n = self._len - pos
-        if n > len(p):
-            n = len(p)
-        if n <= 0:
-            return 0
-        r = _read_buffered(h, p, n)
+        left = self._len - pos
+        if n > left:
+            if left <= 0:
+                if not self._h:
+                    raise closed("input")
+                return 0
+            n = left
+        r = _read_buffered(self._h, p, n)
         if r < 0:
-            raise error(r)
+            raise self._failed(r)
         self._pos = pos + r
         return r
 
@@ -269,6 +320,7 @@ class Input(io.RawIOBase):
         """Releases the input; later calls raise ValueError. Closing twice is allowed."""
         h = self._h
         self._h = 0
+        self._pin = _UNPINNED
         super().close()
         if h:
             release(h)

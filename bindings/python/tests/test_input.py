@@ -63,6 +63,55 @@ def test_readinto_at_rejects_read_only_and_past_end(nd: nativedir.Directory, dat
         assert buf == b"\x01" * 16  # nothing read on failure
 
 
+@pytest.mark.parametrize("mode", [{}, {"mmap": True}], ids=["buffered", "mapped"])
+def test_reusing_a_bytearray_reads_each_offset(nd: nativedir.Directory, data_file: str,
+                                               data: bytes, mode: dict) -> None:
+    # the second and later calls take the held pointer: it must still be this buffer's
+    with nd.open_input(data_file, **mode) as inp:
+        buf = bytearray(1000)
+        for off in (0, 777, 100_000, len(data) - 1000, 3):
+            assert inp.readinto_at(buf, off) == 1000 and buf == data[off:off + 1000]
+        with pytest.raises(EOFError):
+            inp.readinto_at(buf, len(data) - 999)
+        with pytest.raises(ValueError):
+            inp.readinto_at(buf, -1)
+        assert inp.readinto_at(buf, 5) == 1000 and buf == data[5:1005]
+        inp.seek(10)
+        assert inp.readinto(buf) == 1000 and buf == data[10:1010]
+        assert inp.readinto(buf) == 1000 and buf == data[1010:2010]
+        inp.seek(len(data) - 10)
+        assert inp.readinto(buf) == 10 and buf[:10] == data[-10:]
+        assert inp.readinto(buf) == 0
+
+
+def test_only_the_last_bytearray_is_held(nd: nativedir.Directory, data_file: str,
+                                         data: bytes) -> None:
+    inp = nd.open_input(data_file)
+    first, second = bytearray(16), bytearray(8)
+    inp.readinto_at(first, 0)
+    with pytest.raises(BufferError):
+        first.extend(b"x")  # held: the library may write through its pointer again
+    inp.readinto(second)
+    first.extend(b"x")      # let go once another buffer was read into
+    with pytest.raises(BufferError):
+        second.append(1)
+    inp.release_buffer()
+    second.append(1)
+    assert inp.readinto_at(second, 4) == 9 and second == data[4:13]  # held again, new length
+    # other buffer types are never held (io releases the memoryviews it passes)
+    view = memoryview(bytearray(8))
+    inp.readinto_at(view, 0)
+    view.release()
+    second.append(2)        # reading into the view let go of `second` too
+    inp.readinto_at(second, 0)
+    inp.close()
+    second.append(3)        # close lets go
+    with pytest.raises(ValueError, match="closed"):
+        inp.readinto_at(second, 0)
+    with pytest.raises(ValueError, match="closed"):
+        inp.readinto(second)
+
+
 def test_cursor_follows_raw_io_protocol(nd: nativedir.Directory, data_file: str,
                                         data: bytes) -> None:
     with nd.open_input(data_file) as inp:
