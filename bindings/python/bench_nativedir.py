@@ -9,8 +9,10 @@ Compares, in one run on one machine, what a Python user would pick instead:
   the same buffer (target: at least as fast);
 * ReadMapped: a mapped input (``readinto_at`` and ``memoryview()`` slices) vs
   the ``mmap`` module (target: as fast, i.e. within 10% run-to-run noise);
-* ConcurrentCloneReads: the same reads on 2 threads (one clone each) vs 1
-  thread: native calls release the GIL, so 2 threads should take less time;
+* ConcurrentCloneReads: reads split over 2 threads (one clone each) vs 1
+  thread doing both parts: native calls release the GIL, so 2 threads should
+  take less time; os.preadv and hashlib.sha256 controls show what the machine
+  allows at that moment;
 * Write: ``Output.write`` vs ``io.FileIO.write`` (informative).
 
 Every variant of a group runs once per round, rounds interleave the variants,
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import gc
+import hashlib
 import io
 import json
 import mmap
@@ -192,19 +195,32 @@ class Bench:
                 for off in offs:
                     ri(buf, off)
 
+            other = bytearray(4 * KIB)
+
+            def readinto_at_turns() -> None:
+                # two buffers in turn: each call exports its buffer anew, the
+                # cost of a caller that does not reuse one (see Input's notes)
+                ri, bufs = inp.readinto_at, (buf, other)
+                for i, off in enumerate(offs):
+                    ri(bufs[i & 1], off)
+
             def read_at() -> None:
                 ra = inp.read_at
                 for off in offs:
                     ra(off, 4096)
 
             base = "os.preadv (4 KiB into one bytearray)"
+            turns = "nativedir readinto_at (2 bytearrays in turn)"
             variants = {base: preadv, "os.pread (new bytes)": pread,
                         "nativedir readinto_at (buffered, random)": readinto_at,
+                        turns: readinto_at_turns,
                         "nativedir read_at (new bytes)": read_at}
             t = self.group("ReadRandom", variants, self.args.runs)
             note = f"{len(offs)} reads of 4 KiB at random offsets, page cache warm"
             self.row("ReadRandom", base, t, None, None, note)
             self.row("ReadRandom", "nativedir readinto_at (buffered, random)", t, base, "<= 1.2", note)
+            self.row("ReadRandom", turns, t, base, None,
+                     note + "; a new buffer each call: the buffer protocol every time")
             self.row("ReadRandom", "os.pread (new bytes)", t, base, None, note)
             self.row("ReadRandom", "nativedir read_at (new bytes)", t, base, None,
                      note + "; compare with os.pread")
@@ -308,30 +324,25 @@ class Bench:
     def bench_concurrent(self) -> None:
         """1 thread doing two units of work vs 2 threads doing one each.
 
-        The nativedir rows show that native calls release the GIL; the
-        os.preadv pair (CPython's own GIL-releasing call) shows what this
-        machine allows at the moment, so a missing speed-up can be told apart
-        from a busy machine.
+        The nativedir rows show that native calls release the GIL: while one
+        thread copies in the library, the other runs. Each case splits the
+        same bytes between the threads. Two controls show what the machine
+        allows at the moment, so a missing speed-up can be told apart from a
+        busy machine (another process on a CPU) or a memory bus that one copy
+        already fills: os.preadv (CPython's own GIL-releasing read) on the same
+        reads, and hashlib.sha256 of 1 MiB (GIL released, no memory traffic).
         """
         inp = self.nd.open_input(DATA)
+        mapped = self.nd.open_input(DATA, mmap=True)
         fd = os.open(self.path, os.O_RDONLY)
         size = self.size
+        half = size // 2
+        passes = 4  # each half read 4 times a run: ~10 ms, far above waking a thread
         offs = self.random_offsets
 
-        def scan(clone: "nativedir.Input") -> Callable[[], None]:
-            buf = bytearray(256 * KIB)
-
-            def work() -> None:
-                clone.seek(0)
-                ri = clone.readinto
-                while ri(buf):
-                    pass
-            return work
-
-        def randoms(clone: "nativedir.Input") -> Callable[[], None]:
-            buf = bytearray(64 * KIB)
-            limit = size - len(buf)
-            at = [off if off <= limit else limit for off in offs]
+        def halves(clone: "nativedir.Input", part: int) -> Callable[[], None]:
+            buf = bytearray(MIB)
+            at = list(range(part * half, part * half + half, MIB)) * passes
 
             def work() -> None:
                 ri = clone.readinto_at
@@ -339,44 +350,74 @@ class Bench:
                     ri(buf, off)
             return work
 
-        def os_scan(_: object) -> Callable[[], None]:
-            buf = bytearray(256 * KIB)
-            bufs = [buf]
+        def randoms(clone: "nativedir.Input", part: int) -> Callable[[], None]:
+            buf = bytearray(64 * KIB)
+            limit = size - len(buf)
+            mine = offs[part::2]
+            at = [off if off <= limit else limit for off in mine]
+
+            def work() -> None:
+                ri = clone.readinto_at
+                for off in at:
+                    ri(buf, off)
+            return work
+
+        def os_halves(_: object, part: int) -> Callable[[], None]:
+            bufs = [bytearray(MIB)]
+            at = list(range(part * half, part * half + half, MIB)) * passes
 
             def work() -> None:
                 pv = os.preadv
-                for off in range(0, size, len(buf)):
+                for off in at:
                     pv(fd, bufs, off)
             return work
 
+        def hashing(_: object, part: int) -> Callable[[], None]:
+            block = bytes(MIB)
+
+            def work() -> None:
+                for _ in range(16):
+                    hashlib.sha256(block)
+            return work
+
+        def warm_maps() -> None:
+            self.warm()
+            with mapped.clone() as c:  # page tables of the shared mapping
+                view = c.memoryview()
+                bytes(view[::4096])
+                view.release()
+
         cases = (
-            ("nativedir", "sequential 256 KiB", scan,
-             "2 whole-file scans in 256 KiB Input.readinto, one clone per thread"),
-            ("nativedir", "random 64 KiB", randoms,
-             f"2 x {len(offs)} readinto_at of 64 KiB at random offsets, one clone per thread"),
-            ("os.preadv", "sequential 256 KiB", os_scan,
-             "control: 2 whole-file scans in 256 KiB os.preadv; the speed-up this machine allows now"),
+            ("nativedir", "1 MiB readinto_at, buffered", inp, halves,
+             f"the {self.args.size_mib} MiB file {passes} times in 1 MiB readinto_at, half per "
+             "thread, one buffered clone per thread", None),
+            ("nativedir", "1 MiB readinto_at, mapped", mapped, halves,
+             f"the {self.args.size_mib} MiB file {passes} times in 1 MiB readinto_at, half per "
+             "thread, one mapped clone per thread (memcpy from the mapping)", warm_maps),
+            ("nativedir", "random 64 KiB", inp, randoms,
+             f"{len(offs)} readinto_at of 64 KiB at random offsets, half per thread, "
+             "one clone per thread", None),
+            ("os.preadv", "1 MiB", None, os_halves,
+             "control: the same halves in 1 MiB os.preadv; the speed-up reads get on this "
+             "machine now", None),
+            ("hashlib.sha256", "1 MiB x 16", None, hashing,
+             "control: CPU work with the GIL released; the speed-up any work gets on this "
+             "machine now", None),
         )
         try:
-            for who, label, make, note in cases:
-                clones = [inp.clone(), inp.clone()]
-                workers = [make(c) for c in clones]
+            for who, label, source, make, note, prepare in cases:
+                clones = [source.clone(), source.clone()] if source is not None else [None, None]
+                workers = [make(c, part) for part, c in enumerate(clones)]
 
                 def one_thread() -> None:
                     for w in workers:
                         w()
 
-                def two_threads() -> None:
-                    threads = [threading.Thread(target=w) for w in workers]
-                    for th in threads:
-                        th.start()
-                    for th in threads:
-                        th.join()
-
                 one = f"{who}: 1 thread, 2 x work ({label})"
                 two = f"{who}: 2 threads, 1 x work each ({label})"
-                t = self.group("ConcurrentCloneReads", {one: one_thread, two: two_threads},
-                               self.args.runs, wall=True)
+                with _ThreadPair(workers) as pair:
+                    t = self.group("ConcurrentCloneReads", {one: one_thread, two: pair.run},
+                                   self.args.runs, wall=True, prepare=prepare)
                 speedup = statistics.median(t[one]) / statistics.median(t[two])
                 self.row("ConcurrentCloneReads", one, t, None, None, note)
                 self.row("ConcurrentCloneReads", two, t, one,
@@ -384,8 +425,10 @@ class Bench:
                          f"{note}; speedup {speedup:.2f}x on {os.cpu_count()} CPUs",
                          speedup=round(speedup, 3))
                 for c in clones:
-                    c.close()
+                    if c is not None:
+                        c.close()
         finally:
+            mapped.close()
             inp.close()
             os.close(fd)
 
@@ -404,6 +447,43 @@ class Bench:
         path = self.args.out / "python.json"
         path.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
         return path
+
+
+class _ThreadPair:
+    """Two threads kept waiting, so a timed run counts the work and not starting threads."""
+
+    def __init__(self, workers: List[Callable[[], None]]) -> None:
+        self._go = threading.Barrier(len(workers) + 1)
+        self._done = threading.Barrier(len(workers) + 1)
+        self._stop = False
+        self._threads = [threading.Thread(target=self._loop, args=(w,), daemon=True)
+                         for w in workers]
+        for th in self._threads:
+            th.start()
+
+    def _loop(self, work: Callable[[], None]) -> None:
+        while True:
+            self._go.wait()
+            if self._stop:
+                return
+            try:
+                work()
+            finally:
+                self._done.wait()
+
+    def run(self) -> None:
+        """Runs every worker once, at the same time; returns when all are done."""
+        self._go.wait()
+        self._done.wait()
+
+    def __enter__(self) -> "_ThreadPair":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop = True
+        self._go.wait()
+        for th in self._threads:
+            th.join()
 
 
 def _fs_type(path: Path) -> str:
