@@ -279,17 +279,15 @@ ND_EXTERN int32_t nd_ring_submit_read(nd_handle ring, nd_handle input, int64_t o
                                       int64_t len, uint64_t tag);
 
 /**
- * Reads now when that needs no wait for the device, otherwise submits: the
- * same read as nd_ring_submit_read, but bytes the page cache already holds (a
- * buffered input) or the mapping holds (a mapped input) are copied at once.
- * Returns 1 when the whole read is done (*out_read = its length; no completion
- * will be reaped for `tag`), 0 when it was submitted (dst may already hold a
- * prefix; reap `tag` for the result), or < 0 (nothing is in flight). This is
- * the call for reads that are usually cached: it costs one system call then,
- * like a synchronous read, and never blocks on the device.
+ * Copies the part of [offset, offset+len) of `input` that can be read without
+ * waiting for the device: from `offset` on, the bytes the page cache holds (a
+ * buffered input) or the mapping holds (a mapped input), up to the first one
+ * it does not. Returns how many bytes it copied (0..len), or < 0 (the range
+ * checks of nd_read_bytes). Direct and drop-behind inputs copy nothing. With
+ * nd_ring_submit_read for the rest, this makes an asynchronous read that costs
+ * one system call, like a synchronous one, when the bytes are cached.
  */
-ND_EXTERN int32_t nd_ring_read(nd_handle ring, nd_handle input, int64_t offset, void *dst,
-                               int64_t len, uint64_t tag, int64_t *out_read);
+ND_EXTERN int64_t nd_read_cached(nd_handle input, int64_t offset, void *dst, int64_t len);
 
 /**
  * Waits up to `timeout_ms` (0: do not wait, -1: no limit) for completions and

@@ -187,12 +187,33 @@ static int64_t nd_read_bytes_impl(nd_handle input, int64_t offset, void *dst, in
     return rc == ND_OK ? len : rc;
 }
 
-int32_t nd__input_begin_async(const char *call, nd_handle h, int64_t off, void *dst, int64_t len,
-                              int try_cached, nd_os_file *fd, int64_t *file_off, int64_t *done,
-                              int64_t *result)
+static int64_t nd_read_cached_impl(nd_handle input, int64_t offset, void *dst, int64_t len)
 {
     nd_input *in;
-    *done = 0;
+    int32_t rc = input_get(input, "nd_read_cached", &in);
+    if (ND_UNLIKELY(rc != ND_OK))
+        return rc;
+    rc = read_check("nd_read_cached", in, offset, dst, len);
+    int64_t got = 0;
+    nd_file *f = in->file;
+    if (rc == ND_OK && len > 0) {
+        if (f->strategy == ND_STRATEGY_MAPPED) {
+            memcpy(dst, f->map + in->start + offset, (size_t)len);
+            got = len;
+        } else if (f->strategy == ND_STRATEGY_BUFFERED) {
+            /* drop-behind reads are meant to leave the cache alone, and a direct
+             * read never asks it */
+            got = (int64_t)nd__os_pread_cached(f->fd, dst, (size_t)len, in->start + offset);
+        }
+    }
+    nd__handle_put(input);
+    return rc == ND_OK ? got : rc;
+}
+
+int32_t nd__input_begin_async(const char *call, nd_handle h, int64_t off, void *dst, int64_t len,
+                              nd_os_file *fd, int64_t *file_off, int64_t *result)
+{
+    nd_input *in;
     int32_t rc = input_get(h, call, &in);
     if (rc != ND_OK)
         return rc;
@@ -210,10 +231,6 @@ int32_t nd__input_begin_async(const char *call, nd_handle h, int64_t off, void *
     if (async && len > 0) {
         *fd = f->fd;
         *file_off = at;
-        /* Only the buffered strategy wants cached pages: drop-behind reads are
-         * meant to leave the cache alone, and a direct read never asks it. */
-        if (try_cached && f->strategy == ND_STRATEGY_BUFFERED)
-            *done = (int64_t)nd__os_pread_cached(f->fd, dst, (size_t)len, at);
     } else {
         *fd = ND_OS_FILE_INVALID;
         rc = len > 0 ? file_read(f, at, dst, (size_t)len) : ND_OK;
@@ -613,6 +630,11 @@ int32_t nd_open_input(nd_handle dir, const char *name, uint32_t flags, nd_handle
 int64_t nd_read_bytes(nd_handle input, int64_t offset, void *dst, int64_t len)
 {
     return (int64_t)nd__in_call("nd_read_bytes", nd_read_bytes_impl(input, offset, dst, len));
+}
+
+int64_t nd_read_cached(nd_handle input, int64_t offset, void *dst, int64_t len)
+{
+    return nd__in_call("nd_read_cached", nd_read_cached_impl(input, offset, dst, len));
 }
 
 int64_t nd_input_window(nd_handle input, int64_t pos, const uint8_t **out_ptr)

@@ -104,12 +104,9 @@ int32_t nd__dir_get(nd_handle h, const char *call, nd_dir **out);
 /* input.c, for rings: checks [off, off+len) of input `h` for API call `call`
  * and takes a reference on it (the caller drops it with nd__handle_put(h) when
  * the read is over). Where the read can go to the OS asynchronously, sets *fd
- * and *file_off; with `try_cached` it first copies what the page cache already
- * holds (buffered inputs only) and sets *done to that many bytes. Otherwise (a
- * mapping, an unaligned direct read) does the read now, sets *fd to
- * ND_OS_FILE_INVALID and *result to its outcome. */
+ * and *file_off; otherwise (a mapping, an unaligned direct read) does it now,
+ * sets *fd to ND_OS_FILE_INVALID and *result to its outcome. */
 int32_t nd__input_begin_async(const char *call, nd_handle h, int64_t off, void *dst, int64_t len,
-                              int try_cached, nd_os_file *fd, int64_t *file_off, int64_t *done,
-                              int64_t *result);
+                              nd_os_file *fd, int64_t *file_off, int64_t *result);
 
 #endif /* ND_INTERNAL_H */

@@ -130,15 +130,14 @@ static int32_t take_slot(nd_ring *r, const char *call, uint32_t *out_index)
 /* Hands op `index` (its input already held by nd__input_begin_async) to the
  * backend; on failure drops the input and the slot. */
 static int32_t start_op(nd_ring *r, uint32_t index, nd_handle input, uint8_t *dst, int64_t len,
-                        uint64_t tag, nd_os_file fd, int64_t file_off, int64_t done,
-                        int64_t result)
+                        uint64_t tag, nd_os_file fd, int64_t file_off, int64_t result)
 {
     nd_ring_op *op = &r->ops[index];
     op->input = input;
     op->fd = fd;
-    op->off = file_off + done;
-    op->dst = dst + done;
-    op->left = (size_t)(len - done);
+    op->off = file_off;
+    op->dst = dst;
+    op->left = (size_t)(len > 0 ? len : 0);
     op->len = len;
     op->tag = tag;
     op->result = result;
@@ -155,7 +154,7 @@ int32_t nd_ring_submit_read(nd_handle ring, nd_handle input, int64_t offset, voi
 {
     static const char call[] = "nd_ring_submit_read";
     nd_ring *r;
-    uint32_t index;
+    uint32_t index = 0;
     int32_t rc = ring_get(ring, call, &r);
     if (rc != ND_OK)
         return rc;
@@ -163,50 +162,12 @@ int32_t nd_ring_submit_read(nd_handle ring, nd_handle input, int64_t offset, voi
     rc = take_slot(r, call, &index);
     if (rc == ND_OK) {
         nd_os_file fd;
-        int64_t file_off = 0, done = 0, result = 0;
-        rc = nd__input_begin_async(call, input, offset, dst, len, 0, &fd, &file_off, &done,
-                                   &result);
+        int64_t file_off = 0, result = 0;
+        rc = nd__input_begin_async(call, input, offset, dst, len, &fd, &file_off, &result);
         if (rc != ND_OK)
             free_slot(r, index);
         else
-            rc = start_op(r, index, input, dst, len, tag, fd, file_off, done, result);
-    }
-    nd__handle_put(ring);
-    return (int32_t)nd__in_call(call, rc);
-}
-
-int32_t nd_ring_read(nd_handle ring, nd_handle input, int64_t offset, void *dst, int64_t len,
-                     uint64_t tag, int64_t *out_read)
-{
-    static const char call[] = "nd_ring_read";
-    if (out_read == NULL)
-        return nd__fail(ND_E_INVALID_ARGUMENT, "%s: out_read is NULL", call);
-    *out_read = 0;
-    nd_ring *r;
-    int32_t rc = ring_get(ring, call, &r);
-    if (rc != ND_OK)
-        return rc;
-    nd_os_file fd;
-    int64_t file_off = 0, done = 0, result = 0;
-    rc = nd__input_begin_async(call, input, offset, dst, len, 1, &fd, &file_off, &done, &result);
-    if (rc == ND_OK && (fd == ND_OS_FILE_INVALID || done == len)) {
-        /* finished here: no completion will follow */
-        nd__handle_put(input);
-        if (fd != ND_OS_FILE_INVALID)
-            result = len;
-        if (result < 0) {
-            rc = (int32_t)result; /* the message is the read's own */
-        } else {
-            *out_read = result;
-            rc = 1;
-        }
-    } else if (rc == ND_OK) {
-        uint32_t index;
-        rc = take_slot(r, call, &index);
-        if (rc != ND_OK)
-            nd__handle_put(input);
-        else
-            rc = start_op(r, index, input, dst, len, tag, fd, file_off, done, 0);
+            rc = start_op(r, index, input, dst, len, tag, fd, file_off, result);
     }
     nd__handle_put(ring);
     return (int32_t)nd__in_call(call, rc);

@@ -23,7 +23,7 @@ using NativeDir.Benchmarks;
 // same bytes.
 var opts = Args.Parse(args);
 Type[] suites = { typeof(Write), typeof(ReadSequential), typeof(ReadByteSequential), typeof(ReadRandom),
-                  typeof(ConcurrentCloneReads) };
+                  typeof(ConcurrentCloneReads), typeof(ReadAsync4K) };
 if (opts.Verify)
 {
     Workload.Create(opts.Dir, fileMiB: 4, randomReads: 5000);

@@ -123,6 +123,33 @@ namespace NativeDir.Tests
             }))).WaitAsync(Patience);
         }
 
+        [DllImport("libc", EntryPoint = "posix_fadvise")]
+        private static extern int PosixFadvise(int fd, long offset, long len, int advice);
+
+        [Fact]
+        public async Task UncachedBytesComeThroughTheKernelAfterTheCachedPrefix()
+        {
+            using var ring = new NativeRing(4);
+            var buf = new byte[1 << 18];
+            for (int round = 0; round < 8; round++)
+            {
+                DropCache(_tmp.File("data"));
+                using NativeInput input = _dir.OpenInput("data", IoOptions.Random);
+                long off = round * 100_000L + 7;
+                Assert.Equal(buf.Length, await ring.ReadAsync(input, off, buf).AsTask().WaitAsync(Patience));
+                Assert.True(buf.AsSpan().SequenceEqual(_data.AsSpan((int)off, buf.Length)), $"round {round}");
+            }
+            Assert.True(ring.SubmittedForTest > 0, "dropping the cache never made a read wait for the device");
+        }
+
+        /// <summary>Flushes a file and asks Linux to drop it from the page cache.</summary>
+        private static void DropCache(string path)
+        {
+            using var f = new FileStream(path, FileMode.Open, FileAccess.ReadWrite);
+            f.Flush(flushToDisk: true); // dirty pages are never dropped
+            Assert.Equal(0, PosixFadvise((int)f.SafeFileHandle.DangerousGetHandle(), 0, 0, 4 /* POSIX_FADV_DONTNEED */));
+        }
+
         [Fact]
         public async Task AlreadyCancelledTokenReadsNothing()
         {

@@ -57,6 +57,7 @@ namespace NativeDir
         private int _queued;
         private int _disposed;
         private int _pausedForTest, _pauseSeen;
+        private long _submitted;
         private const ulong WakeTag = ulong.MaxValue;
         private readonly ManualResetEventSlim _resume = new(true);
 
@@ -132,16 +133,26 @@ namespace NativeDir
                 return new ValueTask<int>(0);
             RingRead op;
             int rc;
-            long got;
             long h = input.Handle.Enter(nameof(NativeInput));
             try
             {
+                // The cached part first, straight into the caller's memory: for a hot file that
+                // is the whole read, at the cost of a synchronous one, with nothing to pin or rent.
+                long got;
+                fixed (byte* p = buffer.Span)
+                    got = Native.nd_read_cached(h, offset, p, len);
+                if (got == len)
+                    return new ValueTask<int>(len);
+                if (got < 0)
+                    throw Errors.For(got, input.Name);
+                Interlocked.Increment(ref _submitted);
                 op = Rent();
-                op.Pin = buffer.Pin();
+                op.Prefix = (int)got;
+                op.Pin = buffer.Slice((int)got).Pin();
                 op.State = RingRead.InKernel;
                 op.Watch(cancellationToken); // before the kernel can complete it
-                // A reference on the ring too: nd_close (Dispose) must not return while this
-                // call may still copy into the buffer, or Dispose could unpin it under the copy.
+                // A reference on the ring: nd_close (Dispose) must not return while this call may
+                // still use the buffer, or Dispose could unpin it under the call.
                 long ring;
                 try
                 {
@@ -153,7 +164,7 @@ namespace NativeDir
                 }
                 try
                 {
-                    rc = Native.nd_ring_read(ring, h, offset, (byte*)op.Pin.Pointer, len, op.Tag, &got);
+                    rc = Native.nd_ring_submit_read(ring, h, offset + got, (byte*)op.Pin.Pointer, len - got, op.Tag);
                     if (rc < 0 && rc != Native.ND_E_BUSY)
                         return Fail(op, Errors.For(rc, input.Name));
                 }
@@ -161,26 +172,14 @@ namespace NativeDir
                 {
                     _h.Exit();
                 }
+                if (rc == Native.ND_E_BUSY)
+                    Enqueue(op, input, offset + got, len - (int)got);
             }
             finally
             {
                 input.Handle.Exit();
             }
-            if (rc == 1)
-            {
-                // done during the call: the common, cached case costs no task machinery at all
-                if (Claim(op, RingRead.InKernel))
-                {
-                    op.Release();
-                    Return(op);
-                    return new ValueTask<int>((int)got);
-                }
-                return new ValueTask<int>(op, op.Version); // Dispose failed it meanwhile
-            }
-            ValueTask<int> task = new(op, op.Version);
-            if (rc == Native.ND_E_BUSY)
-                Enqueue(op, input, offset, len);
-            return task;
+            return new ValueTask<int>(op, op.Version);
         }
 
         private ValueTask<int> Fail(RingRead op, Exception e)
@@ -288,7 +287,8 @@ namespace NativeDir
             _queued--;
         }
 
-        /// <summary>Submits queued reads, in order, until the ring is full again.</summary>
+        /// <summary>Submits queued reads, in order, until the ring is full again. Their cached
+        /// part was copied when they were issued: only the rest goes to the kernel.</summary>
         private void SubmitQueued()
         {
             if (Volatile.Read(ref _queued) == 0)
@@ -303,9 +303,8 @@ namespace NativeDir
                     NativeInput input = op.Input!;
                     op.Input = null;
                     op.State = RingRead.InKernel;
-                    long got = 0;
-                    int rc = Native.nd_ring_read(_ringValue, input.Handle.Value, op.Offset, (byte*)op.Pin.Pointer,
-                        op.Length, op.Tag, &got);
+                    int rc = Native.nd_ring_submit_read(_ringValue, input.Handle.Value, op.Offset,
+                        (byte*)op.Pin.Pointer, op.Length, op.Tag);
                     if (rc == Native.ND_E_BUSY)
                     {
                         op.Input = input;
@@ -315,8 +314,8 @@ namespace NativeDir
                     }
                     Exception? error = rc < 0 ? Errors.For(rc, input.Name) : null;
                     input.Handle.Exit();
-                    if (rc != 0 && Claim(op, RingRead.InKernel))
-                        op.Complete((int)got, error);
+                    if (rc < 0 && Claim(op, RingRead.InKernel))
+                        op.Complete(0, error);
                 }
             }
         }
@@ -402,6 +401,9 @@ namespace NativeDir
             if (!SpinWait.SpinUntil(() => Volatile.Read(ref _pauseSeen) != 0, TimeSpan.FromSeconds(10)))
                 throw new TimeoutException("the completion thread did not pause");
         }
+
+        /// <summary>Reads that needed the kernel (not wholly cached), for tests.</summary>
+        internal long SubmittedForTest => Volatile.Read(ref _submitted);
 
         /// <summary>Reads in the kernel or queued (for tests).</summary>
         internal int InFlightForTest => Native.nd_ring_in_flight(_ringValue) + Volatile.Read(ref _queued);

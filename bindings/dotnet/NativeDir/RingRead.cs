@@ -28,6 +28,7 @@ namespace NativeDir
         internal uint Generation;
         internal int State;
         internal MemoryHandle Pin;
+        internal int Prefix; // bytes copied from the cache before the rest was submitted
         internal CancellationToken Token;
 
         // what a queued (ring-full) read still has to submit
@@ -62,7 +63,7 @@ namespace NativeDir
             Release();
             if (error == null && Token.IsCancellationRequested)
                 error = new OperationCanceledException(Token);
-            _result = result;
+            _result = Prefix + result;
             _error = error;
             ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: false);
         }
