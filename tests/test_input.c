@@ -698,6 +698,39 @@ static void require_direct_refused_where_unsupported(void **state)
 }
 #endif
 
+/* A sequential mapped reader populates the mapping ahead of itself in
+ * stretches: reads across stretch edges, a jump past unpopulated ground, a
+ * slice and a clone sharing the mapping all see the file's bytes. */
+static void mapped_sequential_reads_across_populated_stretches(void **state)
+{
+    tst_env *env = *state;
+    const size_t len = (13u << 20) + 4097; /* several 4 MiB stretches and a ragged end */
+    uint8_t *data = put_random(env, "big", len, 77);
+    uint8_t *buf = malloc(1 << 20);
+    nd_handle in, clone, slice;
+    assert_status(ND_OK, nd_open_input(env->dir, "big", ND_IO_MMAP | ND_IO_SEQUENTIAL, &in));
+    assert_status(ND_OK, nd_input_clone(in, &clone));
+    /* the clone jumps ahead first: population starts where it reads */
+    assert_int_equal(nd_read_bytes(clone, 9 << 20, buf, 1000), 1000);
+    assert_memory_equal(buf, data + (9 << 20), 1000);
+    /* then the input scans from the start in odd chunks, through the clone's stretch */
+    size_t chunk = 65536 + 123;
+    for (size_t off = 0; off < len; off += chunk) {
+        size_t n = len - off < chunk ? len - off : chunk;
+        assert_int_equal(nd_read_buffered(in, buf, (int64_t)n), (int64_t)n);
+        assert_memory_equal(buf, data + off, n);
+    }
+    /* a slice near the end reads the last bytes */
+    assert_status(ND_OK, nd_input_slice(in, (int64_t)len - 5000, 5000, &slice));
+    assert_int_equal(nd_read_bytes(slice, 0, buf, 5000), 5000);
+    assert_memory_equal(buf, data + len - 5000, 5000);
+    nd_close(slice);
+    nd_close(clone);
+    nd_close(in);
+    free(buf);
+    free(data);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -707,6 +740,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(positional_read_ranges, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(cursor_edges, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(windows_match_the_file, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(mapped_sequential_reads_across_populated_stretches, tst_setup,
+                                        tst_teardown),
         cmocka_unit_test_setup_teardown(clones_have_their_own_cursor, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(slices_see_only_themselves, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(random_operations_match_a_model, tst_setup, tst_teardown),

@@ -19,6 +19,11 @@
 #define BUF_RANDOM (4u << 10)
 #define BUF_DIRECT (256u << 10) /* direct reads skip the cache: make each one count */
 #define BOUNCE_DIRECT (256u << 10)
+/* A sequential reader of a mapping populates its page tables this far ahead
+ * in one call: one madvise instead of a page fault per fault-around block
+ * (docs/design.md, "Mapped sequential reads"). A multiple of every page size. */
+#define POPULATE_AHEAD ((int64_t)4 << 20)
+#define POPULATE_ALIGN ((int64_t)64 << 10)
 
 typedef struct {
     _Atomic int refs;
@@ -27,6 +32,8 @@ typedef struct {
     int64_t size;
     uint8_t *map;
     void *map_token;
+    int populate_ahead;          /* mapped and opened ND_IO_SEQUENTIAL */
+    _Atomic int64_t populated;   /* [0, populated) has been populated ahead */
     uint32_t align;       /* direct I/O alignment */
     nd_mutex *bounce_mu;  /* direct: serialises positional reads through bounce */
     uint8_t *bounce;
@@ -105,6 +112,25 @@ static int32_t short_file(nd_file *f, int64_t off, int64_t want, size_t got)
                     f->name, got, (long long)want, (long long)off);
 }
 
+/* Before a sequential reader's copy reaches pages it has not populated,
+ * populate the next POPULATE_AHEAD bytes in one call. Readers racing here
+ * agree through the CAS: one of them populates each stretch. A reader that
+ * jumped ahead starts from where it reads, not from the gap before it. */
+static void populate_ahead(nd_file *f, int64_t off, int64_t len)
+{
+    int64_t done = atomic_load_explicit(&f->populated, memory_order_relaxed);
+    if (off + len <= done)
+        return;
+    int64_t from = off > done ? off : done;
+    from -= from % POPULATE_ALIGN;
+    int64_t to = off + len + POPULATE_AHEAD;
+    if (to > f->size)
+        to = f->size;
+    if (atomic_compare_exchange_strong_explicit(&f->populated, &done, to, memory_order_relaxed,
+                                                memory_order_relaxed))
+        nd__os_map_populate(f->map + from, to - from);
+}
+
 /* Exact read of [off, off+len) of the file (the caller checked the range). */
 static int32_t file_read(nd_file *f, int64_t off, void *dst, size_t len)
 {
@@ -112,6 +138,8 @@ static int32_t file_read(nd_file *f, int64_t off, void *dst, size_t len)
     int32_t rc;
     switch (f->strategy) {
     case ND_STRATEGY_MAPPED:
+        if (f->populate_ahead)
+            populate_ahead(f, off, (int64_t)len);
         memcpy(dst, f->map + off, len);
         return ND_OK;
     case ND_STRATEGY_DIRECT: {
@@ -544,6 +572,8 @@ static int32_t file_open(nd_dir *d, const char *name, uint32_t flags, nd_file **
             nd__os_map_advise(f->map, f->size, advice_for(flags));
             if (flags & ND_IO_PRELOAD)
                 nd__os_map_populate(f->map, f->size);
+            else if (flags & ND_IO_SEQUENTIAL)
+                f->populate_ahead = 1;
         }
         /* the mapping outlives the descriptor: give it back now */
         nd__os_close_file(f->fd);
