@@ -19,6 +19,7 @@
 #define BUF_RANDOM (4u << 10)
 #define BUF_DIRECT (256u << 10) /* direct reads skip the cache: make each one count */
 #define BOUNCE_DIRECT (256u << 10)
+#define BYPASS_MAX ((size_t)64 << 10) /* cursor reads at least this big skip the buffer */
 /* A sequential reader of a mapping populates its page tables this far ahead
  * in one call: one madvise instead of a page fault per fault-around block
  * (docs/design.md, "Mapped sequential reads"). A multiple of every page size. */
@@ -291,6 +292,23 @@ int32_t nd_input_strategy(nd_handle input)
     return rc;
 }
 
+/* The cursor buffer's size for this input (allocated on first use). */
+static size_t buffer_cap(const nd_input *in)
+{
+    const nd_file *f = in->file;
+    size_t cap = BUF_DEFAULT;
+    if (f->strategy == ND_STRATEGY_DIRECT)
+        cap = BUF_DIRECT;
+    else if (in->flags & (ND_IO_SEQUENTIAL | ND_IO_MERGE))
+        cap = BUF_SEQUENTIAL;
+    else if (in->flags & ND_IO_RANDOM)
+        cap = BUF_RANDOM;
+    /* never more than the input needs (small files, small slices) */
+    if (f->strategy != ND_STRATEGY_DIRECT && (int64_t)cap > in->length)
+        cap = (size_t)(in->length > 0 ? in->length : 1);
+    return cap;
+}
+
 /* Makes the buffer hold the byte at file offset `at` (inside the input).
  * Returns how many bytes from `at` are in the buffer and inside the input. */
 static int32_t buffer_fill(nd_input *in, int64_t at, size_t *avail)
@@ -303,16 +321,7 @@ static int32_t buffer_fill(nd_input *in, int64_t at, size_t *avail)
         return ND_OK;
     }
     if (in->buf == NULL) {
-        size_t cap = BUF_DEFAULT;
-        if (f->strategy == ND_STRATEGY_DIRECT)
-            cap = BUF_DIRECT;
-        else if (in->flags & (ND_IO_SEQUENTIAL | ND_IO_MERGE))
-            cap = BUF_SEQUENTIAL;
-        else if (in->flags & ND_IO_RANDOM)
-            cap = BUF_RANDOM;
-        /* never more than the input needs (small files, small slices) */
-        if (f->strategy != ND_STRATEGY_DIRECT && (int64_t)cap > in->length)
-            cap = (size_t)(in->length > 0 ? in->length : 1);
+        size_t cap = buffer_cap(in);
         in->buf = nd__os_aligned_alloc(f->strategy == ND_STRATEGY_DIRECT ? f->align : 64, cap);
         if (in->buf == NULL)
             return nd__fail(ND_E_NO_MEMORY, "read '%s': no memory for a %zu-byte buffer",
@@ -453,7 +462,13 @@ static int64_t nd_read_buffered_impl(nd_handle input, void *dst, int64_t len)
     rc = read_check("nd_read_buffered", in, in->pos, dst, len);
     if (rc == ND_OK && len > 0) {
         nd_file *f = in->file;
-        size_t big = in->buf_cap != 0 ? in->buf_cap : BUF_DEFAULT;
+        /* A read this big goes straight into the caller's memory: through the
+         * buffer it would cost a second copy of every byte. The same size
+         * whether or not the buffer exists yet (a small first read allocates
+         * it); above 64 KiB one system call per read already costs little. */
+        size_t big = buffer_cap(in);
+        if (big > BYPASS_MAX)
+            big = BYPASS_MAX;
         if (f->strategy == ND_STRATEGY_MAPPED || (uint64_t)len >= big) {
             /* mappings need no buffer; large reads skip it */
             rc = file_read(f, in->start + in->pos, dst, (size_t)len);
@@ -579,7 +594,8 @@ static int32_t file_open(nd_dir *d, const char *name, uint32_t flags, nd_file **
         nd__os_close_file(f->fd);
         f->fd = ND_OS_FILE_INVALID;
     } else {
-        nd__os_advise(f->fd, 0, 0, advice_for(flags));
+        if (advice_for(flags) != ND_ADVICE_NORMAL) /* a fresh descriptor has it already */
+            nd__os_advise(f->fd, 0, 0, advice_for(flags));
         if (flags & ND_IO_PRELOAD)
             nd__os_advise(f->fd, 0, 0, ND_ADVICE_WILLNEED);
     }

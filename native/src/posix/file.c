@@ -58,8 +58,10 @@ static int32_t open_exact(nd_os_dir *dir, const char *name, nd_open_mode mode, i
         return nd__fail_os(S_ISDIR(st.st_mode) ? EISDIR : EACCES,
                            "open '%s' in '%s': not a regular file", name, nd__os_dir_path(dir));
     }
-    int fl = fcntl(fd, F_GETFL);
-    if (fl == -1 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+    /* F_SETFL changes only the status flags (O_NONBLOCK, O_DIRECT, ...) and
+     * ignores the rest of oflags: no F_GETFL needed */
+    int fl = oflags & ~O_NONBLOCK;
+    if (fcntl(fd, F_SETFL, fl) != 0) {
         int e = errno;
         close(fd);
         return nd__fail_os(e, "fcntl '%s' in '%s'", name, nd__os_dir_path(dir));
@@ -69,7 +71,7 @@ static int32_t open_exact(nd_os_dir *dir, const char *name, nd_open_mode mode, i
         /* macOS has no O_DIRECT: F_NOCACHE turns the page cache off for this descriptor */
         int rc = fcntl(fd, F_NOCACHE, 1);
 #elif defined(O_DIRECT)
-        int rc = fcntl(fd, F_SETFL, (fl & ~O_NONBLOCK) | O_DIRECT);
+        int rc = fcntl(fd, F_SETFL, fl | O_DIRECT);
 #else
         int rc = -1;
         errno = ENOTSUP;
