@@ -27,6 +27,7 @@
 #  include <signal.h>
 #  include <sys/mount.h>
 #  include <sys/time.h>
+#  include <sys/uio.h>
 #  include <sys/wait.h>
 #  include <unistd.h>
 #endif
@@ -278,6 +279,24 @@ int tst_chdir(const char *path)
     return _wchdir(WPATH(path));
 #else
     return chdir(path);
+#endif
+}
+
+int tst_cache_only_reads(const char *dir, const char *name)
+{
+#if defined(__linux__) && defined(RWF_NOWAIT)
+    char path[TST_PATH_MAX];
+    int fd = open(tst_join(path, sizeof path, dir, name), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    char b;
+    struct iovec iov = {&b, 1};
+    ssize_t n = preadv2(fd, &iov, 1, 0, RWF_NOWAIT);
+    close(fd);
+    return n == 1;
+#else
+    (void)dir, (void)name;
+    return 0;
 #endif
 }
 

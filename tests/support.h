@@ -56,6 +56,9 @@ int tst_truncate(const char *path, int64_t len);
 /* Asks the OS to drop file dir/name from its page cache (a hint: the OS may
  * keep pages, and Windows ignores it). */
 void tst_drop_cache(const char *dir, const char *name);
+/* Whether this OS (and kernel, or emulator) reads dir/name's cached first
+ * byte with a read that refuses to wait (Linux preadv2 RWF_NOWAIT). */
+int tst_cache_only_reads(const char *dir, const char *name);
 
 /* Deterministic pseudo-random bytes (xorshift): the same seed, the same data. */
 void tst_fill_random(uint8_t *buf, size_t len, uint64_t seed);
