@@ -74,6 +74,7 @@ typedef struct {
     char also[96];
     char also_target[32];
     double also_ratio;   /* this median / also's median, NOT_SET if unknown */
+    double also_paired;  /* median of the per-round ratios to also, NOT_SET if unknown */
     int also_met;        /* 1, 0, or -1 (no target) */
 } row;
 

@@ -29,7 +29,7 @@ row *bench_row(const char *group, const char *name, const char *baseline)
     r->paired = NOT_SET;
     r->cpu_median = r->cpu_ratio = NOT_SET;
     r->cpu_us_per_op = NOT_SET;
-    r->also_ratio = NOT_SET;
+    r->also_ratio = r->also_paired = NOT_SET;
     r->met = r->also_met = -1;
     return r;
 }
@@ -151,6 +151,15 @@ void bench_run_queued(bench *b)
     queued = 0;
 }
 
+/* Rounds are interleaved, so run i of both rows saw about the same load. */
+static double paired_ratio(const row *r, const row *base)
+{
+    double q[BENCH_MAX_RUNS];
+    for (int i = 0; i < r->n; i++)
+        q[i] = base->ms[i] > 0 ? r->ms[i] / base->ms[i] : 0;
+    return median_of(q, r->n);
+}
+
 void bench_finish_ratios(void)
 {
     for (int i = 0; i < nrows; i++) {
@@ -160,6 +169,8 @@ void bench_finish_ratios(void)
             row *also = bench_find(r->group, r->also);
             if (also != NULL && also->median > 0)
                 r->also_ratio = r->median / also->median;
+            if (also != NULL && also->n == r->n && r->n > 0)
+                r->also_paired = paired_ratio(r, also);
         }
         if (r->baseline[0] == '\0')
             continue;
@@ -172,13 +183,8 @@ void bench_finish_ratios(void)
         }
         if (base->cpu_median > 0)
             r->cpu_ratio = r->cpu_median / base->cpu_median;
-        /* rounds are interleaved, so run i of both saw about the same load */
-        if (base->n == r->n && r->n > 0) {
-            double q[BENCH_MAX_RUNS];
-            for (int i = 0; i < r->n; i++)
-                q[i] = base->ms[i] > 0 ? r->ms[i] / base->ms[i] : 0;
-            r->paired = median_of(q, r->n);
-        }
+        if (base->n == r->n && r->n > 0)
+            r->paired = paired_ratio(r, base);
     }
 }
 
@@ -221,7 +227,8 @@ void bench_print_table(const bench *b)
             snprintf(extra, sizeof(extra), "  speed-up %.2fx", r->speedup);
         size_t len = strlen(extra);
         if (r->also[0] != '\0' && r->also_ratio >= 0)
-            snprintf(extra + len, sizeof(extra) - len, "  %.3f of %.24s", r->also_ratio, r->also);
+            snprintf(extra + len, sizeof(extra) - len, "  %.3f (paired %.3f) of %.24s",
+                     r->also_ratio, r->also_paired, r->also);
         else if (r->also[0] != '\0')
             snprintf(extra + len, sizeof(extra) - len, "  no ratio to %.24s (not measured)",
                      r->also);
@@ -325,6 +332,8 @@ int bench_write_json(const bench *b, const char *path)
             json_str(f, r->also);
             fputs(", \"ratio\": ", f);
             json_num(f, r->also_ratio);
+            fputs(", \"ratio_paired\": ", f);
+            json_num(f, r->also_paired);
             fputs(", \"target\": ", f);
             if (r->also_target[0])
                 json_str(f, r->also_target);

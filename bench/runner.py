@@ -118,6 +118,8 @@ def extras(r, shared_note=None):
         ratio = a.get("ratio")
         text = "vs %s: %s" % (a["baseline"], num(ratio) if isinstance(ratio, (int, float))
                               else "not measured")
+        if isinstance(a.get("ratio_paired"), (int, float)):
+            text += ", per-round %s" % num(a["ratio_paired"])
         if a.get("target"):
             text += " (target %s, %s)" % (a["target"], {True: "met", False: "**not met**"}.get(
                 a.get("met"), "unknown"))

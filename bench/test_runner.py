@@ -55,8 +55,8 @@ def main():
                       "median": 3000.0, "min": 2900.0, "max": 3100.0, "runs": 3,
                       "baseline": "sync reads", "ratio": 3.0, "target": ">= 3x, >= 0.70",
                       "met": False, "cpu_us_per_op": 12.5,
-                      "also": [{"baseline": "device limit", "ratio": 0.6, "target": ">= 0.70",
-                                "met": False}]}]}
+                      "also": [{"baseline": "device limit", "ratio": 0.6, "ratio_paired": 0.55,
+                                "target": ">= 0.70", "met": False}]}]}
         with open(os.path.join(d, "python.json"), "w", encoding="utf-8") as fh:
             json.dump(other, fh)
 
@@ -78,7 +78,7 @@ def main():
             fail("the python row's ratio or missed target is not shown")
         rate = report.split("## PythonRate\n", 1)[1].split("\n## ", 1)[0]
         for want in ("higher is better", "| 3000 IOPS |", "| 3.000 |",
-                     "vs device limit: 0.600 (target >= 0.70, **not met**)",
+                     "vs device limit: 0.600, per-round 0.550 (target >= 0.70, **not met**)",
                      "CPU 12.5 µs per op"):
             if want not in rate:
                 fail("the rate group lacks %r:\n%s" % (want, rate))
