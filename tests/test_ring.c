@@ -412,6 +412,48 @@ static void test_read_cached_uncached(void **state)
     aligned_free(dst);
 }
 
+typedef struct {
+    nd_handle ring, input;
+    int64_t off;
+    uint8_t *dst;
+    int32_t rc;
+} submit_arg;
+
+static void *submit_and_exit(void *p)
+{
+    submit_arg *a = p;
+    a->rc = nd_ring_submit_read(a->ring, a->input, a->off, a->dst, 1 << 20, 5);
+    return NULL; /* the thread ends with its read still in flight */
+}
+
+/* A read must not depend on the thread that submitted it: managed runtimes
+ * retire their pool threads at will. Uncached buffered reads are the ones the
+ * kernel cannot finish at once (io_uring would hand them to workers tied to
+ * the submitting thread); each is submitted by a thread that exits at once. */
+static void test_submitting_thread_may_exit(void **state)
+{
+    ring_env *e = *state;
+    uint8_t *dst = aligned(1 << 20);
+    for (size_t b = 0; b < 2; b++) {
+        nd_handle ring, in;
+        assert_status(ND_OK, nd_ring_open(4, backends[b], &ring));
+        assert_status(ND_OK, nd_open_input(e->env.dir, "f", 0, &in));
+        for (int round = 0; round < 6; round++) {
+            tst_drop_cache(e->env.dir_path, "f");
+            submit_arg a = {ring, in, (int64_t)round * 400000 + 3, dst, 99};
+            pthread_t t;
+            assert_int_equal(pthread_create(&t, NULL, submit_and_exit, &a), 0);
+            assert_int_equal(pthread_join(t, NULL), 0);
+            assert_status(ND_OK, a.rc);
+            reap_one(ring, 5, 1 << 20);
+            assert_memory_equal(dst, e->data + a.off, 1 << 20);
+        }
+        nd_close(in);
+        nd_close(ring);
+    }
+    aligned_free(dst);
+}
+
 static void test_read_cached_errors(void **state)
 {
     ring_env *e = *state;
@@ -445,6 +487,7 @@ int main(void)
         cmocka_unit_test(test_read_cached),
         cmocka_unit_test(test_read_cached_uncached),
         cmocka_unit_test(test_read_cached_errors),
+        cmocka_unit_test(test_submitting_thread_may_exit),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

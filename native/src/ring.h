@@ -29,6 +29,26 @@ typedef struct {
 
 typedef struct nd_ring nd_ring;
 
+/* A FIFO of slot indexes, sized to the ring's depth (each op is in at most
+ * one FIFO at a time, so it never overflows); the backends' hand-offs. */
+typedef struct {
+    uint32_t *items;
+    uint32_t head, count, cap;
+} nd_ring_fifo;
+
+static inline void nd__fifo_push(nd_ring_fifo *f, uint32_t v)
+{
+    f->items[(f->head + f->count++) % f->cap] = v;
+}
+
+static inline uint32_t nd__fifo_pop(nd_ring_fifo *f)
+{
+    uint32_t v = f->items[f->head];
+    f->head = (f->head + 1) % f->cap;
+    f->count--;
+    return v;
+}
+
 typedef struct {
     /* Starts op `index` (its fd may be ND_OS_FILE_INVALID: then only its
      * completion is to be reported). */

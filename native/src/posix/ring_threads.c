@@ -33,33 +33,15 @@ static struct timespec deadline(int32_t ms)
 }
 
 typedef struct {
-    uint32_t *items;
-    uint32_t head, count, cap;
-} fifo;
-
-typedef struct {
     pthread_mutex_t mu;
     pthread_cond_t work;  /* pending not empty, or stopping */
     pthread_cond_t done;  /* done not empty, idle, or woken */
-    fifo pending, finished;
+    nd_ring_fifo pending, finished;
     uint32_t busy; /* ops taken by a worker and not yet finished */
     int stopping, woken;
     pthread_t threads[WORKERS];
     int started;
 } pool;
-
-static void push(fifo *f, uint32_t v)
-{
-    f->items[(f->head + f->count++) % f->cap] = v;
-}
-
-static uint32_t pop(fifo *f)
-{
-    uint32_t v = f->items[f->head];
-    f->head = (f->head + 1) % f->cap;
-    f->count--;
-    return v;
-}
 
 static void *worker(void *arg)
 {
@@ -71,7 +53,7 @@ static void *worker(void *arg)
             pthread_cond_wait(&p->work, &p->mu);
         if (p->pending.count == 0)
             break;
-        uint32_t index = pop(&p->pending);
+        uint32_t index = nd__fifo_pop(&p->pending);
         p->busy++;
         pthread_mutex_unlock(&p->mu);
         nd_ring_op *op = &r->ops[index];
@@ -84,7 +66,7 @@ static void *worker(void *arg)
         }
         pthread_mutex_lock(&p->mu);
         p->busy--;
-        push(&p->finished, index);
+        nd__fifo_push(&p->finished, index);
         pthread_cond_broadcast(&p->done);
     }
     pthread_mutex_unlock(&p->mu);
@@ -96,9 +78,9 @@ static int32_t threads_start(nd_ring *r, uint32_t index)
     pool *p = r->impl;
     pthread_mutex_lock(&p->mu);
     if (r->ops[index].fd == ND_OS_FILE_INVALID)
-        push(&p->finished, index), pthread_cond_broadcast(&p->done);
+        nd__fifo_push(&p->finished, index), pthread_cond_broadcast(&p->done);
     else
-        push(&p->pending, index), pthread_cond_signal(&p->work);
+        nd__fifo_push(&p->pending, index), pthread_cond_signal(&p->work);
     pthread_mutex_unlock(&p->mu);
     return ND_OK;
 }
@@ -119,7 +101,7 @@ static int32_t threads_reap(nd_ring *r, uint64_t *tags, int64_t *results, int32_
     p->woken = 0;
     int32_t n = 0;
     while (n < max && p->finished.count > 0) {
-        uint32_t index = pop(&p->finished);
+        uint32_t index = nd__fifo_pop(&p->finished);
         /* nd__ring_complete takes the ring's slot lock, never ours: no cycle */
         nd__ring_complete(r, index, tags, results, n++);
     }
@@ -142,7 +124,7 @@ static void threads_drain(nd_ring *r)
     pthread_mutex_lock(&p->mu);
     while (atomic_load(&r->in_flight) > 0) {
         while (p->finished.count > 0)
-            nd__ring_discard(r, pop(&p->finished));
+            nd__ring_discard(r, nd__fifo_pop(&p->finished));
         if (atomic_load(&r->in_flight) == 0)
             break;
         struct timespec until = deadline(10);

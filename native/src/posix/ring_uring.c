@@ -6,6 +6,14 @@
  * a completion always covers the whole read. Requires IORING_FEAT_EXT_ARG
  * (Linux 5.11): without it liburing's timed wait would submit on the reaper's
  * thread, racing the submitters, so older kernels get the thread pool.
+ *
+ * Reads reach the kernel from one thread the ring owns, never from the
+ * caller's: io_uring ties a read it cannot finish at once (handed to its
+ * io-wq workers, or retried from task work) to the thread that submitted it,
+ * and cancels it (ECANCELED, or EFAULT mid-copy) when that thread exits.
+ * Managed runtimes retire thread-pool threads at will, so a read submitted
+ * from one would fail at random. The hand-off costs a wake-up per burst of
+ * submissions; the cached part of a read never comes here (nd_read_cached).
  */
 #include "../ring.h"
 
@@ -13,6 +21,7 @@
 
 #include <errno.h>
 #include <liburing.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <time.h>
@@ -23,6 +32,13 @@ typedef struct {
     struct io_uring ring;
     nd_mutex *sq_mu;
     nd_mutex *cq_mu;
+    /* reads waiting for the submitter thread */
+    pthread_mutex_t hand_mu;
+    pthread_cond_t hand_cv;
+    nd_ring_fifo hand;
+    int stopping;
+    int started;
+    pthread_t submitter;
 } uring_state;
 
 /* with sq_mu held */
@@ -59,14 +75,65 @@ static int32_t queue(uring_state *u, nd_ring_op *op, uint64_t user_data)
     return ND_OK;
 }
 
+/* Gives op `index` to the submitter thread. */
+static void hand_off(uring_state *u, uint32_t index)
+{
+    pthread_mutex_lock(&u->hand_mu);
+    nd__fifo_push(&u->hand, index);
+    pthread_cond_signal(&u->hand_cv);
+    pthread_mutex_unlock(&u->hand_mu);
+}
+
+static void *submitter(void *arg)
+{
+    nd_ring *r = arg;
+    uring_state *u = r->impl;
+    pthread_mutex_lock(&u->hand_mu);
+    for (;;) {
+        while (u->hand.count == 0 && !u->stopping)
+            pthread_cond_wait(&u->hand_cv, &u->hand_mu);
+        if (u->hand.count == 0)
+            break;
+        uint32_t index = nd__fifo_pop(&u->hand);
+        pthread_mutex_unlock(&u->hand_mu);
+        nd_ring_op *op = &r->ops[index];
+        nd__mutex_lock(u->sq_mu);
+        int32_t rc = queue(u, op, index);
+        if (rc != ND_OK) {
+            /* the read never reached the kernel: report the failure through
+             * a NOP, which completes at once (queue() retries a busy ring) */
+            op->result = rc;
+            op->fd = ND_OS_FILE_INVALID;
+            while (queue(u, op, index) != ND_OK) {
+                nd__mutex_unlock(u->sq_mu);
+                sched_yield();
+                nd__mutex_lock(u->sq_mu);
+            }
+        }
+        nd__mutex_unlock(u->sq_mu);
+        pthread_mutex_lock(&u->hand_mu);
+    }
+    pthread_mutex_unlock(&u->hand_mu);
+    return NULL;
+}
+
 static int32_t uring_start(nd_ring *r, uint32_t index)
 {
     uring_state *u = r->impl;
+    nd_ring_op *op = &r->ops[index];
+    if (op->fd != ND_OS_FILE_INVALID) {
+        hand_off(u, index);
+        return ND_OK;
+    }
+    /* done at submit: a NOP carries its completion, and a NOP finishes
+     * inside the submitting call, so any thread may send it */
     nd__mutex_lock(u->sq_mu);
-    int32_t rc = queue(u, &r->ops[index], index);
+    int32_t rc = queue(u, op, index);
     nd__mutex_unlock(u->sq_mu);
     return rc;
 }
+
+static void hand_off(uring_state *u, uint32_t index);
 
 /* A CQE for op `index`: 1 if the op is finished (result set), 0 if resubmitted. */
 static int settle(nd_ring *r, uring_state *u, uint32_t index, int res)
@@ -92,13 +159,7 @@ static int settle(nd_ring *r, uring_state *u, uint32_t index, int res)
         op->result = op->len;
         return 1;
     }
-    nd__mutex_lock(u->sq_mu);
-    int32_t rc = queue(u, op, index);
-    nd__mutex_unlock(u->sq_mu);
-    if (rc != ND_OK) {
-        op->result = rc;
-        return 1;
-    }
+    hand_off(u, index); /* the rest, from the ring's own thread like the start */
     return 0;
 }
 
@@ -187,6 +248,17 @@ static void uring_drain(nd_ring *r)
 static void uring_free(nd_ring *r)
 {
     uring_state *u = r->impl;
+    /* nothing is in flight any more (the ring was drained), so nothing is
+     * handed off: the submitter only has to be told to stop */
+    pthread_mutex_lock(&u->hand_mu);
+    u->stopping = 1;
+    pthread_cond_signal(&u->hand_cv);
+    pthread_mutex_unlock(&u->hand_mu);
+    if (u->started)
+        pthread_join(u->submitter, NULL);
+    pthread_cond_destroy(&u->hand_cv);
+    pthread_mutex_destroy(&u->hand_mu);
+    free(u->hand.items);
     io_uring_queue_exit(&u->ring);
     nd__mutex_free(u->sq_mu);
     nd__mutex_free(u->cq_mu);
@@ -217,16 +289,25 @@ int32_t nd__ring_native_init(nd_ring *r)
     }
     u->sq_mu = nd__mutex_new();
     u->cq_mu = nd__mutex_new();
-    if (u->sq_mu == NULL || u->cq_mu == NULL) {
+    u->hand.items = calloc(r->depth, sizeof(uint32_t));
+    u->hand.cap = r->depth;
+    if (u->sq_mu == NULL || u->cq_mu == NULL || u->hand.items == NULL) {
         nd__mutex_free(u->sq_mu);
         nd__mutex_free(u->cq_mu);
+        free(u->hand.items);
         io_uring_queue_exit(&u->ring);
         free(u);
         return nd__fail(ND_E_NO_MEMORY, "nd_ring_open: out of memory");
     }
+    pthread_mutex_init(&u->hand_mu, NULL);
+    pthread_cond_init(&u->hand_cv, NULL);
     r->impl = u;
     r->vt = &uring_ops;
     r->backend = ND_RING_IO_URING;
+    int e = pthread_create(&u->submitter, NULL, submitter, r);
+    if (e != 0)
+        return nd__fail_os(e, "nd_ring_open: pthread_create");
+    u->started = 1;
     return ND_OK;
 }
 
