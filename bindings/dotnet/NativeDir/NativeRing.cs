@@ -1,6 +1,7 @@
 using System;
 using System.Buffers;
 using System.Collections.Generic;
+using System.Runtime.CompilerServices;
 using System.Threading;
 using System.Threading.Tasks;
 using Native = NativeDir.Interop.nativedir;
@@ -131,20 +132,38 @@ namespace NativeDir
             int len = avail <= 0 ? 0 : (int)Math.Min(buffer.Length, avail);
             if (len == 0)
                 return new ValueTask<int>(0);
+            // The cached part first, straight into the caller's memory: for a hot file that is
+            // the whole read, at the cost of a synchronous one, with nothing to pin or rent. This
+            // method stays small for that path; the rest is in Submit.
+            long got;
+            InputSafeHandle ih = input.Handle;
+            long h = ih.Enter(nameof(NativeInput));
+            try
+            {
+                fixed (byte* p = buffer.Span)
+                    got = Native.nd_read_cached(h, offset, p, len);
+            }
+            finally
+            {
+                ih.Exit();
+            }
+            if (got == len)
+                return new ValueTask<int>(len);
+            return Submit(input, offset, buffer, len, got, cancellationToken);
+        }
+
+        /// <summary>Sends the part of a read that was not cached to the kernel.</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private ValueTask<int> Submit(NativeInput input, long offset, Memory<byte> buffer, int len, long got,
+            CancellationToken cancellationToken)
+        {
+            if (got < 0)
+                throw Errors.For(got, input.Name);
             RingRead op;
             int rc;
             long h = input.Handle.Enter(nameof(NativeInput));
             try
             {
-                // The cached part first, straight into the caller's memory: for a hot file that
-                // is the whole read, at the cost of a synchronous one, with nothing to pin or rent.
-                long got;
-                fixed (byte* p = buffer.Span)
-                    got = Native.nd_read_cached(h, offset, p, len);
-                if (got == len)
-                    return new ValueTask<int>(len);
-                if (got < 0)
-                    throw Errors.For(got, input.Name);
                 Interlocked.Increment(ref _submitted);
                 op = Rent();
                 op.Prefix = (int)got;
