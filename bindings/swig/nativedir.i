@@ -299,8 +299,10 @@ static int nd_java_region_ok(int64_t cap, int32_t at, int32_t len)
 %ignore nd_input_seek;
 %ignore nd_input_position;
 /* Asynchronous rings are not exposed to Java yet: their buffers must outlive the
- * call, which needs a lifetime design of its own (issue 8). */
+ * call, which needs a lifetime design of its own (issue 8). nd_read_cached is
+ * the first half of a ring read and goes with them. */
 %rename("$ignore", regextarget=1) "^nd_ring_";
+%ignore nd_read_cached;
 
 %inline %{
 /* Reads into [at, at+len) of a direct ByteBuffer / a byte[]; returns len. */
