@@ -146,6 +146,7 @@ static const nd_object_ops output_ops = {output_close, output_destroy};
 static int32_t enter(nd_handle h, const char *call, nd_output **out)
 {
     nd_object *obj;
+    *out = NULL; /* never read on failure; says so to the compiler's flow analysis */
     int32_t rc = nd__handle_get(h, ND_KIND_OUTPUT, call, &obj);
     if (ND_UNLIKELY(rc != ND_OK))
         return rc;
