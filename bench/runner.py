@@ -223,7 +223,9 @@ def chart(groups, path):
                              {True: 0x2e9d43, False: 0xd03030}.get(r.get("met"), 0x999999))
                     # the label sits at the bar's outer end, clear of the bar itself
                     at = max(v, 1.0) if log else v
-                    cpu = 1.0 if r.get("baseline") is None else r.get("cpu_ratio")
+                    # rates carry CPU per op, not a CPU-time ratio: no dot for them
+                    cpu = (None if is_rate(r) else 1.0 if r.get("baseline") is None
+                           else r.get("cpu_ratio"))
                     cpu = "%.6g" % cpu if isinstance(cpu, (int, float)) and cpu > 0 else "NaN"
                     has_cpu = has_cpu or cpu != "NaN"
                     fh.write("%d %.6g %d %s %.6g %s\n" % (k, v, color, gp_str(num(v, 2) + "x"),
