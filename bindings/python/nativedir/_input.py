@@ -21,6 +21,9 @@ _read_bytes = lib.nd_read_bytes
 _read_buffered = lib.nd_read_buffered
 _input_seek = lib.nd_input_seek
 _close = lib.nd_close
+_input_length = lib.nd_input_length
+_new = ffi.new
+_INT64_OUT = ffi.typeof("int64_t *")
 
 Buffer = Any  # any writable (or, for writes, readable) contiguous bytes-like object
 
@@ -74,20 +77,21 @@ class Input(io.RawIOBase):
     __slots__ = ("_h", "_name", "_pos", "_len", "_pin")
 
     def __init__(self, handle: int, name: str) -> None:
-        # created by Directory.open_input / clone / slice, which own `handle` until here
-        super().__init__()
+        # Created by Directory.open_input / clone / slice, which own `handle`
+        # until here. (io.RawIOBase needs no __init__ call: its state is made
+        # at allocation.)
         self._h = handle
         self._name = name
         self._pin = _UNPINNED  # (buffer, its cffi pointer, its length in bytes)
         self._pos = 0  # may exceed the length after seek(); the native cursor stops at it
-        out = ffi.new("int64_t *")
-        rc = lib.nd_input_length(handle, out)
+        out = _new(_INT64_OUT)
+        rc = _input_length(handle, out)
         if rc < 0:
             exc = error(rc)
             _close(handle)
             self._h = 0
             raise exc
-        self._len = int(out[0])
+        self._len = out[0]
 
     # ---- description ----
 
@@ -326,4 +330,5 @@ class Input(io.RawIOBase):
             release(h)
 
     def __del__(self) -> None:
-        finalize(self)
+        if getattr(self, "_h", 0):  # the common case, closed, costs no call
+            finalize(self)

@@ -111,4 +111,5 @@ class Output(io.RawIOBase):
             release(h)
 
     def __del__(self) -> None:
-        finalize(self)
+        if getattr(self, "_h", 0):  # the common case, closed, costs no call
+            finalize(self)
