@@ -62,12 +62,12 @@ class Input(io.RawIOBase):
     file; clones and slices stay usable until they are closed themselves.
 
     Reading into the same bytearray again costs less: the input keeps the
-    last bytearray :meth:`readinto_at` or :meth:`readinto` filled *exported*,
+    last bytearray :meth:`readinto_at` filled *exported*,
     as a memoryview of it would, so the next call with that very object skips
     the buffer protocol. While it is held, resizing that bytearray raises
     BufferError, which is what keeps the pointer the library writes through
-    valid (and the input keeps it alive). It is let go when the input reads
-    into another buffer, on :meth:`release_buffer` and on :meth:`close`.
+    valid (and the input keeps it alive). It is let go when ``readinto_at``
+    reads into another buffer, on :meth:`release_buffer` and on :meth:`close`.
     Other buffer types (memoryview, array, numpy) are never held: io's own
     classes hand ``readinto`` memoryviews they release right after the call.
     """
@@ -202,11 +202,14 @@ class Input(io.RawIOBase):
     def readinto(self, buffer: Buffer) -> int:  # type: ignore[override]
         """Reads up to ``len(buffer)`` bytes at the cursor into `buffer`; 0 at the end.
 
-        A bytearray stays exported, as with :meth:`readinto_at`.
+        Unlike :meth:`readinto_at`, this holds nothing after the call: the raw
+        file protocol's callers (``io.RawIOBase.read`` among them) often trim
+        the bytearray they read into with ``del b[n:]`` right afterwards.
         """
-        pinned, p, n = self._pin
-        if pinned is not buffer:
-            p, n = self._pin_buffer(buffer)
+        if not self._h:
+            raise closed("input")
+        p = _from_buffer(_BYTES, buffer, True)
+        n = len(p)
         pos = self._pos
         left = self._len - pos
         if n > left:

@@ -12,7 +12,10 @@
 
 #include "../ring.h"
 
-#define WORKERS 2
+/* Reads in flight at once: one per worker, each blocked in pread. Up to the
+ * ring's depth, capped: devices gain little past 8 outstanding reads from a
+ * fallback that is meant to be correct more than fast. */
+#define MAX_WORKERS 8
 
 /* the clock condition variables time out against */
 #if defined(__APPLE__)
@@ -39,7 +42,7 @@ typedef struct {
     nd_ring_fifo pending, finished;
     uint32_t busy; /* ops taken by a worker and not yet finished */
     int stopping, woken;
-    pthread_t threads[WORKERS];
+    pthread_t threads[MAX_WORKERS];
     int started;
 } pool;
 
@@ -175,7 +178,8 @@ int32_t nd__ring_threads_init(nd_ring *r)
     r->backend = ND_RING_THREADS;
     if (p->pending.items == NULL || p->finished.items == NULL)
         return nd__fail(ND_E_NO_MEMORY, "nd_ring_open: out of memory");
-    for (int i = 0; i < WORKERS; i++) {
+    uint32_t workers = r->depth < MAX_WORKERS ? r->depth : MAX_WORKERS;
+    for (uint32_t i = 0; i < workers; i++) {
         int e = pthread_create(&p->threads[i], NULL, worker, r);
         if (e != 0)
             return nd__fail_os(e, "nd_ring_open: pthread_create");

@@ -27,6 +27,7 @@
 #include <time.h>
 
 #define WAKE_TAG UINT64_MAX /* user_data of the NOP that wakes a reaper */
+#define SUBMIT_BATCH 64     /* reads the submitter sends per system call, at most */
 
 typedef struct {
     struct io_uring ring;
@@ -37,80 +38,129 @@ typedef struct {
     pthread_cond_t hand_cv;
     nd_ring_fifo hand;
     int stopping;
+    int waiting; /* the submitter sleeps on hand_cv */
     int started;
     pthread_t submitter;
 } uring_state;
 
-/* with sq_mu held */
-static int32_t queue(uring_state *u, nd_ring_op *op, uint64_t user_data)
+/* With sq_mu held: fills an SQE for op (NULL: a NOP that only wakes a
+ * reaper; an op done at submit: a NOP carrying its completion), or returns
+ * NULL when the submission queue is full. */
+static struct io_uring_sqe *prep(uring_state *u, nd_ring_op *op, uint64_t user_data)
 {
     struct io_uring_sqe *sqe = io_uring_get_sqe(&u->ring);
     if (sqe == NULL)
-        return nd__fail(ND_E_BUSY, "io_uring submission queue is full");
-    if (op == NULL)
+        return NULL;
+    if (op == NULL || op->fd == ND_OS_FILE_INVALID)
         io_uring_prep_nop(sqe);
-    else if (op->fd == ND_OS_FILE_INVALID)
-        io_uring_prep_nop(sqe); /* done at submit: the NOP carries its completion */
     else
         io_uring_prep_read(sqe, (int)op->fd, op->dst, (unsigned)(op->left > 0x7ffff000u ? 0x7ffff000u : op->left),
                            (uint64_t)op->off);
     io_uring_sqe_set_data64(sqe, user_data);
     if (op != NULL) /* every read of op's fields is above: publish before the kernel sees it */
         atomic_fetch_add_explicit(&op->published, 1, memory_order_release);
-    int n;
+    return sqe;
+}
+
+/* With sq_mu held: submits the n SQEs just prepared. */
+static int32_t flush(uring_state *u, struct io_uring_sqe **sqes, int n)
+{
+    int rc;
     int tries = 0;
     do
-        n = io_uring_submit(&u->ring);
-    while ((n == -EINTR || ((n == -EAGAIN || n == -EBUSY) && ++tries < 100 && sched_yield() == 0)));
-    if (n < 0) {
-        /* Nothing was consumed (one SQE per submit, under sq_mu), so the SQE
-         * still sits in the ring and would go with the next submit after the
-         * caller freed its slot: turn it into a NOP whose completion is
-         * ignored. */
-        int e = -n;
-        io_uring_prep_nop(sqe);
-        io_uring_sqe_set_data64(sqe, WAKE_TAG);
-        return nd__fail_os(e, "io_uring_submit");
+        rc = io_uring_submit(&u->ring);
+    while ((rc == -EINTR || ((rc == -EAGAIN || rc == -EBUSY) && ++tries < 100 && sched_yield() == 0)));
+    if (rc < 0) {
+        /* Nothing was consumed, so the SQEs still sit in the ring and would go
+         * with the next submit after their callers were told of the failure:
+         * turn them into NOPs whose completions are ignored. */
+        for (int i = 0; i < n; i++) {
+            io_uring_prep_nop(sqes[i]);
+            io_uring_sqe_set_data64(sqes[i], WAKE_TAG);
+        }
+        return nd__fail_os(-rc, "io_uring_submit");
     }
     return ND_OK;
 }
 
-/* Gives op `index` to the submitter thread. */
+/* With sq_mu held: one SQE, submitted at once. */
+static int32_t queue(uring_state *u, nd_ring_op *op, uint64_t user_data)
+{
+    struct io_uring_sqe *sqe = prep(u, op, user_data);
+    if (sqe == NULL)
+        return nd__fail(ND_E_BUSY, "io_uring submission queue is full");
+    return flush(u, &sqe, 1);
+}
+
+/* Gives op `index` to the submitter thread (woken only if it sleeps). */
 static void hand_off(uring_state *u, uint32_t index)
 {
     pthread_mutex_lock(&u->hand_mu);
     nd__fifo_push(&u->hand, index);
-    pthread_cond_signal(&u->hand_cv);
+    if (u->waiting)
+        pthread_cond_signal(&u->hand_cv);
     pthread_mutex_unlock(&u->hand_mu);
+}
+
+/* Submits a batch of handed-off reads with one system call; a read the kernel
+ * never got is reported failed through a NOP that completes at once. */
+static void submit_batch(nd_ring *r, uring_state *u, const uint32_t *batch, int n)
+{
+    struct io_uring_sqe *sqes[SUBMIT_BATCH];
+    int sent = 0; /* batch[0, sent) reached the kernel */
+    int k = 0;    /* batch[sent, sent + k) are prepared */
+    int32_t rc = ND_OK;
+    nd__mutex_lock(u->sq_mu);
+    for (int i = 0; i < n; i++) {
+        struct io_uring_sqe *sqe = prep(u, &r->ops[batch[i]], batch[i]);
+        if (sqe == NULL && k > 0) { /* full: send what is prepared, then try again */
+            if ((rc = flush(u, sqes, k)) != ND_OK)
+                break;
+            sent += k;
+            k = 0;
+            sqe = prep(u, &r->ops[batch[i]], batch[i]);
+        }
+        if (sqe == NULL) {
+            rc = nd__fail(ND_E_BUSY, "io_uring submission queue is full");
+            break;
+        }
+        sqes[k++] = sqe;
+    }
+    if (rc == ND_OK && k > 0 && (rc = flush(u, sqes, k)) == ND_OK)
+        sent += k;
+    /* a failed flush turned its SQEs into ignored NOPs: none of them went */
+    for (int i = sent; i < n; i++) {
+        nd_ring_op *op = &r->ops[batch[i]];
+        op->result = rc;
+        op->fd = ND_OS_FILE_INVALID;
+        while (queue(u, op, batch[i]) != ND_OK) {
+            nd__mutex_unlock(u->sq_mu);
+            sched_yield();
+            nd__mutex_lock(u->sq_mu);
+        }
+    }
+    nd__mutex_unlock(u->sq_mu);
 }
 
 static void *submitter(void *arg)
 {
     nd_ring *r = arg;
     uring_state *u = r->impl;
+    uint32_t batch[SUBMIT_BATCH];
     pthread_mutex_lock(&u->hand_mu);
     for (;;) {
-        while (u->hand.count == 0 && !u->stopping)
+        while (u->hand.count == 0 && !u->stopping) {
+            u->waiting = 1;
             pthread_cond_wait(&u->hand_cv, &u->hand_mu);
+            u->waiting = 0;
+        }
         if (u->hand.count == 0)
             break;
-        uint32_t index = nd__fifo_pop(&u->hand);
+        int n = 0;
+        while (n < SUBMIT_BATCH && u->hand.count > 0)
+            batch[n++] = nd__fifo_pop(&u->hand);
         pthread_mutex_unlock(&u->hand_mu);
-        nd_ring_op *op = &r->ops[index];
-        nd__mutex_lock(u->sq_mu);
-        int32_t rc = queue(u, op, index);
-        if (rc != ND_OK) {
-            /* the read never reached the kernel: report the failure through
-             * a NOP, which completes at once (queue() retries a busy ring) */
-            op->result = rc;
-            op->fd = ND_OS_FILE_INVALID;
-            while (queue(u, op, index) != ND_OK) {
-                nd__mutex_unlock(u->sq_mu);
-                sched_yield();
-                nd__mutex_lock(u->sq_mu);
-            }
-        }
-        nd__mutex_unlock(u->sq_mu);
+        submit_batch(r, u, batch, n);
         pthread_mutex_lock(&u->hand_mu);
     }
     pthread_mutex_unlock(&u->hand_mu);
