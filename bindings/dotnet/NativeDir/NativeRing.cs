@@ -1,5 +1,4 @@
 using System;
-using System.Buffers;
 using System.Collections.Generic;
 using System.Runtime.CompilerServices;
 using System.Threading;
@@ -46,7 +45,9 @@ namespace NativeDir
 
         private static NativeRing? s_shared;
 
-        private readonly NdSafeHandle _h = new(); // closes the ring if it is never disposed
+        // Dispose closes the ring through it; a submit's reference keeps nd_close from running
+        // under the call (the completion thread uses the raw value: see CompletionLoop)
+        private readonly NdSafeHandle _h = new();
         private readonly long _ringValue;
         private readonly Thread _completer;
         private readonly object _gate = new(); // the pool and the table
