@@ -23,6 +23,7 @@ namespace NativeDir
         private int _result;
         private Exception? _error;
         private CancellationTokenRegistration _cancel;
+        private readonly object _resultGate = new();
 
         internal readonly int Index;
         internal uint Generation;
@@ -87,15 +88,27 @@ namespace NativeDir
 
         public int GetResult(short token)
         {
-            try
+            // Awaiting twice, or reading Result before the read is over, must not hand this op
+            // (its pinned buffer possibly still in the kernel) back to the pool: the checks and
+            // the Reset that makes the token stale happen under one lock.
+            lock (_resultGate)
             {
-                return _core.GetResult(token);
-            }
-            finally
-            {
-                _core.Reset();
-                _error = null;
-                _ring.Return(this);
+                if (token != _core.Version)
+                    throw new InvalidOperationException(
+                        "a ValueTask from ReadAsync was awaited (or its Result read) more than once");
+                if (_core.GetStatus(token) == ValueTaskSourceStatus.Pending)
+                    throw new InvalidOperationException(
+                        "the read has not completed: await the ValueTask instead of reading its Result");
+                try
+                {
+                    return _core.GetResult(token);
+                }
+                finally
+                {
+                    _core.Reset();
+                    _error = null;
+                    _ring.Return(this);
+                }
             }
         }
 
