@@ -239,9 +239,10 @@ static int64_t nd_read_cached_impl(nd_handle input, int64_t offset, void *dst, i
     return rc == ND_OK ? got : rc;
 }
 
-int32_t nd__input_begin_async(const char *call, nd_handle h, int64_t off, void *dst, int64_t len,
-                              nd_os_file *fd, int64_t *file_off, int64_t *result)
+int32_t nd__input_begin_async(nd_handle h, int64_t off, void *dst, int64_t len, nd_os_file *fd,
+                              int64_t *file_off, int64_t *result)
 {
+    static const char call[] = "nd_ring_submit_read";
     nd_input *in;
     int32_t rc = input_get(h, call, &in);
     if (rc != ND_OK)

@@ -101,12 +101,12 @@ typedef struct {
 /* dir.c */
 int32_t nd__dir_get(nd_handle h, const char *call, nd_dir **out);
 
-/* input.c, for rings: checks [off, off+len) of input `h` for API call `call`
- * and takes a reference on it (the caller drops it with nd__handle_put(h) when
+/* input.c, for rings: checks [off, off+len) of input `h` for
+ * nd_ring_submit_read and takes a reference on it (the caller drops it with nd__handle_put(h) when
  * the read is over). Where the read can go to the OS asynchronously, sets *fd
  * and *file_off; otherwise (a mapping, an unaligned direct read) does it now,
  * sets *fd to ND_OS_FILE_INVALID and *result to its outcome. */
-int32_t nd__input_begin_async(const char *call, nd_handle h, int64_t off, void *dst, int64_t len,
-                              nd_os_file *fd, int64_t *file_off, int64_t *result);
+int32_t nd__input_begin_async(nd_handle h, int64_t off, void *dst, int64_t len, nd_os_file *fd,
+                              int64_t *file_off, int64_t *result);
 
 #endif /* ND_INTERNAL_H */

@@ -163,7 +163,7 @@ int32_t nd_ring_submit_read(nd_handle ring, nd_handle input, int64_t offset, voi
     if (rc == ND_OK) {
         nd_os_file fd;
         int64_t file_off = 0, result = 0;
-        rc = nd__input_begin_async(call, input, offset, dst, len, &fd, &file_off, &result);
+        rc = nd__input_begin_async(input, offset, dst, len, &fd, &file_off, &result);
         if (rc != ND_OK)
             free_slot(r, index);
         else

@@ -318,7 +318,7 @@ namespace NativeDir
                 while (_queueHead is RingRead op && Volatile.Read(ref _disposed) == 0)
                 {
                     // off the queue before the kernel sees it: its completion may be reaped,
-                    // delivered and the op reused before nd_ring_read even returns
+                    // delivered and the op reused before nd_ring_submit_read even returns
                     Unlink(op);
                     NativeInput input = op.Input!;
                     op.Input = null;
