@@ -273,17 +273,21 @@ ND_EXTERN int32_t nd_ring_backend(nd_handle ring);
  * valid until the read's completion is reaped (or the ring is closed). `tag`
  * comes back with the completion. A range past the end fails here with
  * ND_E_EOF; a full ring with ND_E_BUSY. The input may be closed while the read
- * is in flight: the read still completes.
+ * is in flight: the read still completes. A mapped input has no read to hand
+ * the kernel: its bytes are copied here, in the calling thread (a page fault
+ * may wait for the device), and only the completion goes through the ring.
  */
 ND_EXTERN int32_t nd_ring_submit_read(nd_handle ring, nd_handle input, int64_t offset, void *dst,
                                       int64_t len, uint64_t tag);
 
 /**
  * Copies the part of [offset, offset+len) of `input` that can be read without
- * waiting for the device: from `offset` on, the bytes the page cache holds (a
- * buffered input) or the mapping holds (a mapped input), up to the first one
- * it does not. Returns how many bytes it copied (0..len), or < 0 (the range
- * checks of nd_read_bytes). Direct and drop-behind inputs copy nothing. With
+ * waiting for the device: from `offset` on, the bytes the page cache holds, up
+ * to the first one it does not (a buffered input, where the OS can tell: Linux;
+ * elsewhere nothing). Returns how many bytes it copied (0..len), or < 0 (the
+ * range checks of nd_read_bytes). Direct and drop-behind inputs copy nothing.
+ * A mapped input copies all of it, from the mapping, as every read of a
+ * mapping does: a page fault may wait for the device. With
  * nd_ring_submit_read for the rest, this makes an asynchronous read that costs
  * one system call, like a synchronous one, when the bytes are cached.
  */
