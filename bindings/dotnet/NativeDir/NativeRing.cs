@@ -27,10 +27,11 @@ namespace NativeDir
     /// <see cref="System.Threading.Tasks.Sources.IValueTaskSource{TResult}"/>; its buffer is
     /// pinned with <see cref="Memory{T}.Pin"/> (a GC handle, not an allocation) until the read
     /// is over. Only a cancellable token allocates (its registration).</para>
-    /// <para><b>Cached reads finish at once.</b> A read whose bytes the page cache (or the
-    /// mapping) already holds is copied during the call, as a synchronous read would be, and
-    /// the returned task is already complete; the rest goes to the kernel and completes on the
-    /// thread pool. A read that would find the ring full waits in a queue of this ring, in
+    /// <para><b>Cached reads finish at once.</b> A read whose bytes the page cache already holds
+    /// is copied during the call, as a synchronous read would be, and the returned task is
+    /// already complete; the rest goes to the kernel and completes on the thread pool. A mapped
+    /// input's reads are always copied during the call (a page fault may wait for the device):
+    /// use a buffered or <see cref="IoOptions.Merge"/> input where a read must never block. A read that would find the ring full waits in a queue of this ring, in
     /// order, and is submitted as soon as a read in flight completes.</para>
     /// <para><b>Cancellation.</b> A read still queued is dropped at once. A read already in the
     /// kernel cannot be recalled: it finishes (the buffer is never written after the task
