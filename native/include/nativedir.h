@@ -262,7 +262,11 @@ enum {
     ND_RING_IOCP = 3
 };
 
-/** Creates a ring that holds up to `depth` reads in flight (1..4096). */
+/**
+ * Creates a ring that holds up to `depth` reads in flight (1..4096). A ring
+ * runs threads of its own, which a fork()ed child does not have: use rings
+ * only in the process that opened them.
+ */
 ND_EXTERN int32_t nd_ring_open(uint32_t depth, uint32_t flags, nd_handle *out_ring);
 
 /** The ND_RING_* backend the ring runs on, or < 0. */
