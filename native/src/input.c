@@ -203,14 +203,27 @@ static int32_t read_check(const char *call, nd_input *in, int64_t off, const voi
     return rc;
 }
 
+/* What every positional read starts with: the input, held, and its range
+ * checked. On failure nothing is held. */
+static int32_t positional_get(const char *call, nd_handle h, int64_t off, const void *dst,
+                              int64_t len, nd_input **out)
+{
+    int32_t rc = input_get(h, call, out);
+    if (ND_UNLIKELY(rc != ND_OK))
+        return rc;
+    rc = read_check(call, *out, off, dst, len);
+    if (rc != ND_OK)
+        nd__handle_put(h);
+    return rc;
+}
+
 static int64_t nd_read_bytes_impl(nd_handle input, int64_t offset, void *dst, int64_t len)
 {
     nd_input *in;
-    int32_t rc = input_get(input, "nd_read_bytes", &in);
-    if (ND_UNLIKELY(rc != ND_OK))
+    int32_t rc = positional_get("nd_read_bytes", input, offset, dst, len, &in);
+    if (rc != ND_OK)
         return rc;
-    rc = read_check("nd_read_bytes", in, offset, dst, len);
-    if (rc == ND_OK && len > 0)
+    if (len > 0)
         rc = file_read(in->file, in->start + offset, dst, (size_t)len);
     nd__handle_put(input);
     return rc == ND_OK ? len : rc;
@@ -219,21 +232,18 @@ static int64_t nd_read_bytes_impl(nd_handle input, int64_t offset, void *dst, in
 static int64_t nd_read_cached_impl(nd_handle input, int64_t offset, void *dst, int64_t len)
 {
     nd_input *in;
-    int32_t rc = input_get(input, "nd_read_cached", &in);
-    if (ND_UNLIKELY(rc != ND_OK))
+    int32_t rc = positional_get("nd_read_cached", input, offset, dst, len, &in);
+    if (rc != ND_OK)
         return rc;
-    rc = read_check("nd_read_cached", in, offset, dst, len);
     int64_t got = 0;
     nd_file *f = in->file;
-    if (rc == ND_OK && len > 0) {
-        if (f->strategy == ND_STRATEGY_MAPPED) {
-            memcpy(dst, f->map + in->start + offset, (size_t)len);
-            got = len;
-        } else if (f->strategy == ND_STRATEGY_BUFFERED) {
-            /* drop-behind reads are meant to leave the cache alone, and a direct
-             * read never asks it */
-            got = (int64_t)nd__os_pread_cached(f->fd, dst, (size_t)len, in->start + offset);
-        }
+    if (len > 0 && f->strategy == ND_STRATEGY_MAPPED) {
+        rc = file_read(f, in->start + offset, dst, (size_t)len); /* a mapping reads whole */
+        got = len;
+    } else if (len > 0 && f->strategy == ND_STRATEGY_BUFFERED) {
+        /* drop-behind reads are meant to leave the cache alone, and a direct
+         * read never asks it */
+        got = (int64_t)nd__os_pread_cached(f->fd, dst, (size_t)len, in->start + offset);
     }
     nd__handle_put(input);
     return rc == ND_OK ? got : rc;
@@ -244,14 +254,9 @@ int32_t nd__input_begin_async(nd_handle h, int64_t off, void *dst, int64_t len, 
 {
     static const char call[] = "nd_ring_submit_read";
     nd_input *in;
-    int32_t rc = input_get(h, call, &in);
+    int32_t rc = positional_get(call, h, off, dst, len, &in);
     if (rc != ND_OK)
         return rc;
-    rc = read_check(call, in, off, dst, len);
-    if (rc != ND_OK) {
-        nd__handle_put(h);
-        return rc;
-    }
     nd_file *f = in->file;
     int64_t at = in->start + off;
     uint64_t a = f->align;
