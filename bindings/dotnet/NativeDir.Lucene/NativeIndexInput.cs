@@ -176,44 +176,33 @@ namespace NativeDir.Lucene
         // Lucene's multi-byte values are big-endian; reading them in one load from the window
         // saves a virtual ReadByte per byte on the hot path of postings and terms decoding.
 
-        /// <inheritdoc/>
-        public override short ReadInt16()
+        /// <summary>The next <paramref name="n"/> bytes straight from the window, advancing the
+        /// cursor, when the window holds them all; false (nothing consumed) otherwise.</summary>
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        private bool TryTake(int n, out ReadOnlySpan<byte> bytes)
         {
             byte* p = _cur;
-            if (_end - p >= 2)
+            if (_end - p >= n)
             {
-                short v = BinaryPrimitives.ReadInt16BigEndian(new ReadOnlySpan<byte>(p, 2));
-                _cur = p + 2;
-                return v;
+                bytes = new ReadOnlySpan<byte>(p, n);
+                _cur = p + n;
+                return true;
             }
-            return base.ReadInt16();
+            bytes = default;
+            return false;
         }
 
         /// <inheritdoc/>
-        public override int ReadInt32()
-        {
-            byte* p = _cur;
-            if (_end - p >= 4)
-            {
-                int v = BinaryPrimitives.ReadInt32BigEndian(new ReadOnlySpan<byte>(p, 4));
-                _cur = p + 4;
-                return v;
-            }
-            return base.ReadInt32();
-        }
+        public override short ReadInt16() =>
+            TryTake(2, out ReadOnlySpan<byte> b) ? BinaryPrimitives.ReadInt16BigEndian(b) : base.ReadInt16();
 
         /// <inheritdoc/>
-        public override long ReadInt64()
-        {
-            byte* p = _cur;
-            if (_end - p >= 8)
-            {
-                long v = BinaryPrimitives.ReadInt64BigEndian(new ReadOnlySpan<byte>(p, 8));
-                _cur = p + 8;
-                return v;
-            }
-            return base.ReadInt64();
-        }
+        public override int ReadInt32() =>
+            TryTake(4, out ReadOnlySpan<byte> b) ? BinaryPrimitives.ReadInt32BigEndian(b) : base.ReadInt32();
+
+        /// <inheritdoc/>
+        public override long ReadInt64() =>
+            TryTake(8, out ReadOnlySpan<byte> b) ? BinaryPrimitives.ReadInt64BigEndian(b) : base.ReadInt64();
 
         /// <inheritdoc/>
         public override int ReadVInt32()
