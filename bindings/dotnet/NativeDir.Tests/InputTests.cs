@@ -4,24 +4,13 @@ using Xunit;
 
 namespace NativeDir.Tests
 {
-    public class InputTests : IDisposable
+    public class InputTests : DataFileTests
     {
         private const int Size = 200_000; // several buffers and windows of every strategy
-        private readonly TempDir _tmp = new();
-        private readonly NativeDirectory _dir;
-        private readonly byte[] _data = Data.Make(Size);
 
-        public InputTests()
+        public InputTests() : base(Size, seed: 1)
         {
-            File.WriteAllBytes(_tmp.File("data"), _data);
             File.WriteAllBytes(_tmp.File("empty"), Array.Empty<byte>());
-            _dir = NativeDirectory.Open(_tmp.Path);
-        }
-
-        public void Dispose()
-        {
-            _dir.Dispose();
-            _tmp.Dispose();
         }
 
         public static TheoryData<IoOptions, IoStrategy> Strategies => new()

@@ -7,24 +7,11 @@ namespace NativeDir.Tests
 {
     /// <summary>Dispose, use after dispose, clones across threads, and a reader racing Dispose:
     /// every outcome is a value or a managed exception, never a crash.</summary>
-    public class LifetimeTests : IDisposable
+    public class LifetimeTests : DataFileTests
     {
         private const int Size = 1 << 20;
-        private readonly TempDir _tmp = new();
-        private readonly NativeDirectory _dir;
-        private readonly byte[] _data = Data.Make(Size, seed: 11);
 
-        public LifetimeTests()
-        {
-            File.WriteAllBytes(_tmp.File("data"), _data);
-            _dir = NativeDirectory.Open(_tmp.Path);
-        }
-
-        public void Dispose()
-        {
-            _dir.Dispose();
-            _tmp.Dispose();
-        }
+        public LifetimeTests() : base(Size, seed: 11) { }
 
         [Theory]
         [InlineData(IoOptions.None)]

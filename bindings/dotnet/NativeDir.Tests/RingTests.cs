@@ -14,26 +14,13 @@ namespace NativeDir.Tests
     /// Reads of a direct (Merge) input into block-aligned memory always go through the kernel, so
     /// those tests exercise the asynchronous path; a test can hold completions back
     /// (PauseReapingForTest) to keep a read in flight on purpose.</summary>
-    public class RingTests : IDisposable
+    public class RingTests : DataFileTests
     {
         private const int Size = 1 << 20;
         private const int Block = 4096;
         private static readonly TimeSpan Patience = TimeSpan.FromSeconds(20);
-        private readonly TempDir _tmp = new();
-        private readonly NativeDirectory _dir;
-        private readonly byte[] _data = Data.Make(Size, seed: 23);
 
-        public RingTests()
-        {
-            File.WriteAllBytes(_tmp.File("data"), _data);
-            _dir = NativeDirectory.Open(_tmp.Path);
-        }
-
-        public void Dispose()
-        {
-            _dir.Dispose();
-            _tmp.Dispose();
-        }
+        public RingTests() : base(Size, seed: 23) { }
 
         public static TheoryData<IoOptions, bool> Strategies => new()
         {

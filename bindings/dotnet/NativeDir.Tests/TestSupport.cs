@@ -30,6 +30,28 @@ namespace NativeDir.Tests
         }
     }
 
+    /// <summary>The fixture most tests share: a fresh directory holding "data" (deterministic
+    /// bytes), opened as a <see cref="NativeDirectory"/>; both are removed at Dispose.</summary>
+    public abstract class DataFileTests : IDisposable
+    {
+        private protected readonly TempDir _tmp = new();
+        private protected readonly NativeDirectory _dir;
+        private protected readonly byte[] _data;
+
+        private protected DataFileTests(int size, int seed)
+        {
+            _data = Data.Make(size, seed);
+            File.WriteAllBytes(_tmp.File("data"), _data);
+            _dir = NativeDirectory.Open(_tmp.Path);
+        }
+
+        public void Dispose()
+        {
+            _dir.Dispose();
+            _tmp.Dispose();
+        }
+    }
+
     internal static class Data
     {
         /// <summary>Deterministic, position-dependent bytes, so a read at the wrong offset shows.</summary>
