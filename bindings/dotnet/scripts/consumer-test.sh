@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Builds and runs a project that knows NativeDir only as a package: it is copied out of the
-# source tree (no Directory.Build.props, no project reference can reach it), restored from a
-# folder feed holding the freshly packed .nupkg into an empty package cache, built and run.
+# Builds and runs a project that knows NativeDir only as a package (scripts/build-from-feed.sh:
+# copied out of the source tree, restored from the folder feed holding the fresh .nupkg into an
+# empty package cache), after checking the package's layout.
 # Usage: consumer-test.sh <dotnet> <consumer-src-dir> <feed-dir> <version> <work-dir>
 set -euo pipefail
 dotnet=$1 src=$2 feed=$3 version=$4 work=$5
@@ -15,21 +15,8 @@ for entry in runtimes/linux-x64/native/libnativedir_dotnet.so lib/net8.0/NativeD
 done
 echo "consumer-test: $nupkg holds $(grep -c . <<<"$listing") entries, the native library among them"
 
-rm -rf "$work"
-mkdir -p "$work/app"
-cp "$src/NativeDir.Consumer.csproj" "$src/Program.cs" "$work/app/"
-# the local feed beside the default sources; an empty cache so the fresh package is the one used
-cat >"$work/app/nuget.config" <<CONFIG
-<?xml version="1.0" encoding="utf-8"?>
-<configuration>
-  <packageSources>
-    <add key="nativedir-local" value="$feed" />
-  </packageSources>
-</configuration>
-CONFIG
-export NUGET_PACKAGES="$work/packages"
-cd "$work/app"
-"$dotnet" build -c Release -p:NativeDirVersion="$version" -nologo -v:q -o "$work/out"
+bash "$(dirname "$0")/build-from-feed.sh" "$dotnet" "$feed" "$version" "$work" \
+  "$src/NativeDir.Consumer.csproj" "$src/Program.cs"
 [ -f "$work/out/runtimes/linux-x64/native/libnativedir_dotnet.so" ] ||
   { echo "consumer-test: the package's native library did not reach the build output" >&2; exit 1; }
 "$dotnet" "$work/out/NativeDir.Consumer.dll" "$work/data"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Builds and runs an application that knows NativeDir.Lucene only as a package: copied out of the
-# source tree (no Directory.Build.props, no project reference), restored into an empty package
-# cache from the folder feed that holds the fresh NativeDir and NativeDir.Lucene packages (and
-# Lucene.NET from the configured sources), built and run.
+# Builds and runs an application that knows NativeDir.Lucene only as a package
+# (bindings/dotnet/scripts/build-from-feed.sh: copied out of the source tree, restored into an
+# empty package cache from the folder feed that holds the fresh NativeDir and NativeDir.Lucene
+# packages, and Lucene.NET from the configured sources), after checking the package's dependency.
 # Usage: consumer-test.sh <dotnet> <feed-dir> <version> <work-dir>
 set -euo pipefail
 dotnet=$1 feed=$2 version=$3 work=$4
@@ -14,18 +14,6 @@ nuspec=$(/usr/bin/python3 -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[
 grep -q "<dependency id=\"NativeDir\" version=\"$version\"" <<<"$nuspec" ||
   { echo "consumer-test: NativeDir.Lucene.$version.nupkg does not depend on NativeDir $version" >&2; echo "$nuspec" >&2; exit 1; }
 
-rm -rf "$work"
-mkdir -p "$work/app"
-cp "$src/LuceneConsumer.csproj" "$src/Program.cs" "$work/app/"
-cat >"$work/app/nuget.config" <<CONFIG
-<?xml version="1.0" encoding="utf-8"?>
-<configuration>
-  <packageSources>
-    <add key="nativedir-local" value="$feed" />
-  </packageSources>
-</configuration>
-CONFIG
-export NUGET_PACKAGES="$work/packages"
-cd "$work/app"
-"$dotnet" build -c Release -p:NativeDirVersion="$version" -nologo -v:q -o "$work/out"
+bash "$src/../../scripts/build-from-feed.sh" "$dotnet" "$feed" "$version" "$work" \
+  "$src/LuceneConsumer.csproj" "$src/Program.cs"
 "$dotnet" "$work/out/LuceneConsumer.dll" "$work/index"
