@@ -108,7 +108,7 @@ static void free_slot(nd_ring *r, uint32_t index)
 
 /* Takes a free slot for a read: ND_E_BUSY when all are in flight,
  * ND_E_BAD_HANDLE when the ring is closing. */
-static int32_t take_slot(nd_ring *r, const char *call, uint32_t *out_index)
+static int32_t take_slot(nd_ring *r, uint32_t *out_index)
 {
     nd__mutex_lock(r->mu);
     uint32_t index = r->free_head;
@@ -118,10 +118,11 @@ static int32_t take_slot(nd_ring *r, const char *call, uint32_t *out_index)
     }
     nd__mutex_unlock(r->mu);
     if (index == 0)
-        return nd__fail(ND_E_BUSY, "%s: all %u slots are in flight; reap first", call, r->depth);
+        return nd__fail(ND_E_BUSY, "nd_ring_submit_read: all %u slots are in flight; reap first",
+                        r->depth);
     if (atomic_load(&r->closing)) { /* lost a race with nd_close */
         free_slot(r, index - 1);
-        return nd__fail(ND_E_BAD_HANDLE, "%s: the ring is closing", call);
+        return nd__fail(ND_E_BAD_HANDLE, "nd_ring_submit_read: the ring is closing");
     }
     *out_index = index - 1;
     return ND_OK;
@@ -159,7 +160,7 @@ int32_t nd_ring_submit_read(nd_handle ring, nd_handle input, int64_t offset, voi
     if (rc != ND_OK)
         return rc;
     /* the slot first: a full ring must refuse before a mapped read copies anything */
-    rc = take_slot(r, call, &index);
+    rc = take_slot(r, &index);
     if (rc == ND_OK) {
         nd_os_file fd;
         int64_t file_off = 0, result = 0;
