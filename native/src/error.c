@@ -83,9 +83,9 @@ int32_t nd__fail_os(int os_error, const char *fmt, ...)
     return nd__status_from_os(os_error);
 }
 
-int64_t nd__in_call(const char *call, int64_t status)
+int64_t nd__in_call_failed(const char *call, int64_t status)
 {
-    if (status >= 0 || !tl_has_error)
+    if (!tl_has_error)
         return status;
     size_t clen = strlen(call);
     if (strncmp(tl_message, call, clen) == 0 || strncmp(tl_message, "nd_", 3) == 0)

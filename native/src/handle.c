@@ -60,7 +60,7 @@ static nd_mutex *lock_table(void)
     return m;
 }
 
-static slot *slot_at(uint32_t index)
+static ND_HOT slot *slot_at(uint32_t index)
 {
     slot *c = atomic_load_explicit(&chunks[index / CHUNK_SLOTS], memory_order_acquire);
     return c == NULL ? NULL : &c[index % CHUNK_SLOTS];
@@ -107,7 +107,7 @@ int32_t nd__handle_new(nd_kind kind, nd_object *obj, nd_handle *out)
     return ND_OK;
 }
 
-static slot *decode(nd_handle h, uint32_t *gen, uint32_t *kind)
+static ND_HOT slot *decode(nd_handle h, uint32_t *gen, uint32_t *kind)
 {
     uint64_t u = (uint64_t)h;
     if (h <= 0 || (u >> (GEN_SHIFT + 31)) != 0)
@@ -131,7 +131,7 @@ static const char *kind_name(uint32_t kind)
     }
 }
 
-int32_t nd__handle_get(nd_handle h, nd_kind kind, const char *call, nd_object **out)
+ND_HOT int32_t nd__handle_get(nd_handle h, nd_kind kind, const char *call, nd_object **out)
 {
     uint32_t gen, hkind;
     slot *s = decode(h, &gen, &hkind);
@@ -172,7 +172,7 @@ static void release_slot(slot *s, uint32_t index)
     }
 }
 
-void nd__handle_put(nd_handle h)
+ND_HOT void nd__handle_put(nd_handle h)
 {
     uint32_t gen, kind;
     slot *s = decode(h, &gen, &kind);

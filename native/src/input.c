@@ -82,7 +82,7 @@ static void input_destroy(nd_object *obj)
 
 static const nd_object_ops input_ops = {input_close, input_destroy};
 
-static int32_t input_get(nd_handle h, const char *call, nd_input **out)
+static ND_HOT int32_t input_get(nd_handle h, const char *call, nd_input **out)
 {
     nd_object *obj;
     int32_t rc = nd__handle_get(h, ND_KIND_INPUT, call, &obj);
@@ -91,7 +91,7 @@ static int32_t input_get(nd_handle h, const char *call, nd_input **out)
     return rc;
 }
 
-static int32_t cursor_enter(nd_input *in, const char *call)
+static ND_HOT int32_t cursor_enter(nd_input *in, const char *call)
 {
     if (ND_UNLIKELY(atomic_exchange_explicit(&in->busy, 1, memory_order_acquire)))
         return nd__fail(ND_E_INVALID_ARGUMENT,
@@ -100,7 +100,7 @@ static int32_t cursor_enter(nd_input *in, const char *call)
     return ND_OK;
 }
 
-static void cursor_leave(nd_input *in)
+static ND_HOT void cursor_leave(nd_input *in)
 {
     atomic_store_explicit(&in->busy, 0, memory_order_release);
 }
@@ -133,7 +133,7 @@ static void populate_ahead(nd_file *f, int64_t off, int64_t len)
 }
 
 /* Exact read of [off, off+len) of the file (the caller checked the range). */
-static int32_t file_read(nd_file *f, int64_t off, void *dst, size_t len)
+static ND_HOT int32_t file_read(nd_file *f, int64_t off, void *dst, size_t len)
 {
     size_t got;
     int32_t rc;
@@ -181,7 +181,7 @@ static int32_t file_read(nd_file *f, int64_t off, void *dst, size_t len)
     }
 }
 
-static int32_t range_check(const char *call, nd_input *in, int64_t off, int64_t len)
+static ND_HOT int32_t range_check(const char *call, nd_input *in, int64_t off, int64_t len)
 {
     if (off < 0 || len < 0)
         return nd__fail(ND_E_INVALID_ARGUMENT, "%s: negative %s on '%s'", call,
@@ -194,7 +194,7 @@ static int32_t range_check(const char *call, nd_input *in, int64_t off, int64_t 
 }
 
 /* range_check plus the destination: what every read of [off, off+len) needs */
-static int32_t read_check(const char *call, nd_input *in, int64_t off, const void *dst,
+static ND_HOT int32_t read_check(const char *call, nd_input *in, int64_t off, const void *dst,
                           int64_t len)
 {
     int32_t rc = range_check(call, in, off, len);
@@ -205,7 +205,7 @@ static int32_t read_check(const char *call, nd_input *in, int64_t off, const voi
 
 /* What every positional read starts with: the input, held, and its range
  * checked. On failure nothing is held. */
-static int32_t positional_get(const char *call, nd_handle h, int64_t off, const void *dst,
+static ND_HOT int32_t positional_get(const char *call, nd_handle h, int64_t off, const void *dst,
                               int64_t len, nd_input **out)
 {
     int32_t rc = input_get(h, call, out);
@@ -217,7 +217,7 @@ static int32_t positional_get(const char *call, nd_handle h, int64_t off, const 
     return rc;
 }
 
-static int64_t nd_read_bytes_impl(nd_handle input, int64_t offset, void *dst, int64_t len)
+static ND_HOT int64_t nd_read_bytes_impl(nd_handle input, int64_t offset, void *dst, int64_t len)
 {
     nd_input *in;
     int32_t rc = positional_get("nd_read_bytes", input, offset, dst, len, &in);
@@ -229,7 +229,7 @@ static int64_t nd_read_bytes_impl(nd_handle input, int64_t offset, void *dst, in
     return rc == ND_OK ? len : rc;
 }
 
-static int64_t nd_read_cached_impl(nd_handle input, int64_t offset, void *dst, int64_t len)
+static ND_HOT int64_t nd_read_cached_impl(nd_handle input, int64_t offset, void *dst, int64_t len)
 {
     nd_input *in;
     int32_t rc = positional_get("nd_read_cached", input, offset, dst, len, &in);
@@ -455,7 +455,7 @@ static int32_t nd_read_byte_buffered_impl(nd_handle input)
     return rc;
 }
 
-static int64_t nd_read_buffered_impl(nd_handle input, void *dst, int64_t len)
+static ND_HOT int64_t nd_read_buffered_impl(nd_handle input, void *dst, int64_t len)
 {
     nd_input *in;
     int32_t rc = input_get(input, "nd_read_buffered", &in);
@@ -679,12 +679,12 @@ int32_t nd_open_input(nd_handle dir, const char *name, uint32_t flags, nd_handle
     return (int32_t)nd__in_call("nd_open_input", nd_open_input_impl(dir, name, flags, out_input));
 }
 
-int64_t nd_read_bytes(nd_handle input, int64_t offset, void *dst, int64_t len)
+ND_HOT int64_t nd_read_bytes(nd_handle input, int64_t offset, void *dst, int64_t len)
 {
     return (int64_t)nd__in_call("nd_read_bytes", nd_read_bytes_impl(input, offset, dst, len));
 }
 
-int64_t nd_read_cached(nd_handle input, int64_t offset, void *dst, int64_t len)
+ND_HOT int64_t nd_read_cached(nd_handle input, int64_t offset, void *dst, int64_t len)
 {
     return nd__in_call("nd_read_cached", nd_read_cached_impl(input, offset, dst, len));
 }
@@ -699,7 +699,7 @@ int32_t nd_read_byte_buffered(nd_handle input)
     return (int32_t)nd__in_call("nd_read_byte_buffered", nd_read_byte_buffered_impl(input));
 }
 
-int64_t nd_read_buffered(nd_handle input, void *dst, int64_t len)
+ND_HOT int64_t nd_read_buffered(nd_handle input, void *dst, int64_t len)
 {
     return (int64_t)nd__in_call("nd_read_buffered", nd_read_buffered_impl(input, dst, len));
 }

@@ -200,7 +200,7 @@ int32_t nd__os_file_size(nd_os_file f, const char *what, int64_t *out)
     return ND_OK;
 }
 
-int32_t nd__os_pread(nd_os_file f, const char *what, void *dst, size_t len, int64_t off,
+ND_HOT int32_t nd__os_pread(nd_os_file f, const char *what, void *dst, size_t len, int64_t off,
                      size_t *got)
 {
     size_t done = 0;
@@ -229,7 +229,7 @@ int32_t nd__os_pread(nd_os_file f, const char *what, void *dst, size_t len, int6
     return ND_OK;
 }
 
-size_t nd__os_pread_cached(nd_os_file f, void *dst, size_t len, int64_t off)
+ND_HOT size_t nd__os_pread_cached(nd_os_file f, void *dst, size_t len, int64_t off)
 {
 #if defined(RWF_NOWAIT)
     /* kernels before 4.14 refuse the flag: stop asking after the first refusal */

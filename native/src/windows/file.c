@@ -281,7 +281,7 @@ int32_t nd__win_check_direct(nd_os_file f, const char *call, const char *what, c
                        (unsigned long long)len, (long long)off, (unsigned)a);
 }
 
-size_t nd__os_pread_cached(nd_os_file f, void *dst, size_t len, int64_t off)
+ND_HOT size_t nd__os_pread_cached(nd_os_file f, void *dst, size_t len, int64_t off)
 {
     /* Windows has no read that refuses to wait for the device: every ring
      * read goes to the completion port */
@@ -289,7 +289,7 @@ size_t nd__os_pread_cached(nd_os_file f, void *dst, size_t len, int64_t off)
     return 0;
 }
 
-int32_t nd__os_pread(nd_os_file f, const char *what, void *dst, size_t len, int64_t off,
+ND_HOT int32_t nd__os_pread(nd_os_file f, const char *what, void *dst, size_t len, int64_t off,
                      size_t *got)
 {
     *got = 0;
