@@ -1,0 +1,40 @@
+"""The benchmark script runs and writes the shared result format (no timing is judged here)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent.parent / "bench_nativedir.py"
+GROUPS = {"Write", "ReadRandom", "ReadSequential", "ReadMapped", "ConcurrentCloneReads"}
+KEYS = {"group", "name", "unit", "median", "min", "max", "runs", "baseline", "ratio", "target",
+        "met", "note"}
+
+
+def test_quick_run_writes_every_group(tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    proc = subprocess.run(
+        [sys.executable, str(BENCH), "--quick", "--size-mib", "4", "--runs", "1",
+         "--random-reads", "200", "--dir", str(tmp_path / "scratch"), "--out", str(out)],
+        capture_output=True, text=True, timeout=300, env=dict(os.environ))
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads((out / "python.json").read_text(encoding="utf-8"))
+    assert doc["suite"] == "python" and doc["file_mib"] == 4
+    rows = doc["results"]
+    assert {r["group"] for r in rows} == GROUPS
+    for r in rows:
+        assert KEYS <= r.keys(), r["name"]
+        assert 0 < r["min"] <= r["median"] <= r["max"], r["name"]
+        if r["baseline"] is not None:
+            assert r["ratio"] > 0 and any(b["name"] == r["baseline"] for b in rows), r["name"]
+    names = {r["name"]: r for r in rows}
+    # the sequential rows of record are the mapped inputs kept open, with the
+    # buffered and freshly mapped inputs beside them and no target of their own
+    for label in ("8 KiB", "64 KiB", "1 MiB"):
+        mapped = names[f"nativedir Input.readinto ({label}, mapped)"]
+        assert mapped["target"] == "<= 1.0" and mapped["baseline"] == f"io.FileIO.readinto ({label})"
+        for other in ("buffered", "mapped, opened per scan"):
+            assert names[f"nativedir Input.readinto ({label}, {other})"]["target"] is None
+    assert not (tmp_path / "scratch").exists()  # a scratch dir it made is removed
