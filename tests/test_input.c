@@ -700,7 +700,8 @@ static void require_direct_refused_where_unsupported(void **state)
 
 /* A sequential mapped reader populates the mapping ahead of itself in
  * stretches: reads across stretch edges, a jump past unpopulated ground, a
- * slice and a clone sharing the mapping all see the file's bytes. */
+ * read copied in several pieces, a slice and a clone sharing the mapping all
+ * see the file's bytes. */
 static void mapped_sequential_reads_across_populated_stretches(void **state)
 {
     tst_env *env = *state;
@@ -720,6 +721,10 @@ static void mapped_sequential_reads_across_populated_stretches(void **state)
         assert_int_equal(nd_read_buffered(in, buf, (int64_t)n), (int64_t)n);
         assert_memory_equal(buf, data + off, n);
     }
+    /* one read of several copy pieces (256 KiB each) from an odd offset */
+    memset(buf, 0, 1 << 20);
+    assert_int_equal(nd_read_bytes(in, 12345, buf, (1 << 20) - 3), (1 << 20) - 3);
+    assert_memory_equal(buf, data + 12345, (1 << 20) - 3);
     /* a slice near the end reads the last bytes */
     assert_status(ND_OK, nd_input_slice(in, (int64_t)len - 5000, 5000, &slice));
     assert_int_equal(nd_read_bytes(slice, 0, buf, 5000), 5000);
