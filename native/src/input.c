@@ -31,6 +31,13 @@
  * reads on the Zen 5 development VM; smaller pieces keep every copy on the
  * fast path, and elsewhere they cost one call per 256 KiB (docs/design.md). */
 #define MAP_COPY_PIECE ((size_t)256 << 10)
+/* Copies out of a mapping at least this big first load one byte per page of
+ * each piece: the loads take their TLB misses in parallel, where the copy
+ * takes them one page after another. After other work has pushed the mapping's
+ * page-table entries out of the caches, 1 MiB copies ran 10-20% faster on the
+ * development VM; at 64 KiB it made no difference and below it cost a little. */
+#define MAP_TOUCH_MIN ((size_t)256 << 10)
+static volatile uint8_t touched_sink; /* keeps touch_pages' loads */
 
 typedef struct {
     _Atomic int refs;
@@ -138,6 +145,15 @@ static void populate_ahead(nd_file *f, int64_t off, int64_t len)
         nd__os_map_populate(f->map + from, to - from);
 }
 
+/* One load per page of [p, p+len) (4 KiB apart: every page size is a multiple). */
+static ND_HOT void touch_pages(const uint8_t *p, size_t len)
+{
+    uint8_t sum = 0;
+    for (size_t i = 0; i < len; i += 4096)
+        sum ^= ((const volatile uint8_t *)p)[i];
+    touched_sink = sum;
+}
+
 /* Exact read of [off, off+len) of the file (the caller checked the range). */
 static ND_HOT int32_t file_read(nd_file *f, int64_t off, void *dst, size_t len)
 {
@@ -147,9 +163,13 @@ static ND_HOT int32_t file_read(nd_file *f, int64_t off, void *dst, size_t len)
     case ND_STRATEGY_MAPPED:
         if (f->populate_ahead)
             populate_ahead(f, off, (int64_t)len);
-        for (size_t done = 0; done < len; done += MAP_COPY_PIECE)
-            memcpy((uint8_t *)dst + done, f->map + off + (int64_t)done,
-                   len - done < MAP_COPY_PIECE ? len - done : MAP_COPY_PIECE);
+        for (size_t done = 0; done < len; done += MAP_COPY_PIECE) {
+            const uint8_t *src = f->map + off + (int64_t)done;
+            size_t n = len - done < MAP_COPY_PIECE ? len - done : MAP_COPY_PIECE;
+            if (len >= MAP_TOUCH_MIN)
+                touch_pages(src, n);
+            memcpy((uint8_t *)dst + done, src, n);
+        }
         return ND_OK;
     case ND_STRATEGY_DIRECT: {
         uint64_t a = f->align;
