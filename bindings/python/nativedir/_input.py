@@ -62,14 +62,17 @@ class Input(io.RawIOBase):
     file; clones and slices stay usable until they are closed themselves.
 
     Reading into the same bytearray again costs less: the input keeps the
-    last bytearray :meth:`readinto_at` filled *exported*,
+    last bytearray :meth:`readinto_at` or :meth:`readinto` filled *exported*,
     as a memoryview of it would, so the next call with that very object skips
     the buffer protocol. While it is held, resizing that bytearray raises
     BufferError, which is what keeps the pointer the library writes through
-    valid (and the input keeps it alive). It is let go when ``readinto_at``
-    reads into another buffer, on :meth:`release_buffer` and on :meth:`close`.
-    Other buffer types (memoryview, array, numpy) are never held: io's own
-    classes hand ``readinto`` memoryviews they release right after the call.
+    valid (and the input keeps it alive). It is let go when the input reads
+    into another buffer, when ``readinto`` reads less than the whole buffer
+    (the end of the input: a caller may trim the bytearray to what was read),
+    on :meth:`release_buffer` and on :meth:`close`. Trimming after a full read
+    (``del b[n:]`` with ``n == len(b)``) deletes nothing and works too. Other
+    buffer types (memoryview, array, numpy) are never held: io's own classes
+    hand ``readinto`` memoryviews they release right after the call.
     """
 
     # slots: attribute reads on the hot path are ~30 ns cheaper than through
@@ -202,17 +205,18 @@ class Input(io.RawIOBase):
     def readinto(self, buffer: Buffer) -> int:  # type: ignore[override]
         """Reads up to ``len(buffer)`` bytes at the cursor into `buffer`; 0 at the end.
 
-        Unlike :meth:`readinto_at`, this holds nothing after the call: the raw
-        file protocol's callers (``io.RawIOBase.read`` among them) often trim
-        the bytearray they read into with ``del b[n:]`` right afterwards.
+        A bytearray stays held after a full read, as with :meth:`readinto_at`
+        (see the class notes); a short read or 0 at the end lets it go, so
+        the raw file protocol's habit of trimming the bytearray to what was
+        read (``del b[n:]``) works.
         """
-        if not self._h:
-            raise closed("input")
-        p = _from_buffer(_BYTES, buffer, True)
-        n = len(p)
+        pinned, p, n = self._pin
+        if pinned is not buffer:
+            p, n = self._pin_buffer(buffer)
         pos = self._pos
         left = self._len - pos
         if n > left:
+            self._pin = _UNPINNED  # short: the caller may trim it (p holds it until we return)
             if left <= 0:
                 if not self._h:
                     raise closed("input")

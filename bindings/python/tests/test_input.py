@@ -91,12 +91,22 @@ def test_only_the_last_bytearray_is_held(nd: nativedir.Directory, data_file: str
     inp.readinto_at(first, 0)
     with pytest.raises(BufferError):
         first.extend(b"x")  # held: the library may write through its pointer again
-    # the raw file protocol holds nothing: its callers trim right after the call
+    # the cursor holds a bytearray it filled whole, like readinto_at
     assert inp.readinto(second) == 8 and second == data[:8]
-    del second[6:]
-    second.extend(b"yy")
+    first.extend(b"x")      # let go once another buffer was read into
+    del second[8:]          # trimming to a full read deletes nothing: allowed
     with pytest.raises(BufferError):
-        first.extend(b"x")  # readinto left readinto_at's buffer alone
+        second.extend(b"yy")
+    assert inp.readinto(second) == 8 and second == data[8:16]  # the held pointer, next bytes
+    # a short read at the end lets go, so the caller can trim to what was read
+    inp.seek(len(data) - 5)
+    assert inp.readinto(second) == 5 and second[:5] == data[-5:]
+    del second[5:]
+    second.extend(b"yyy")
+    assert inp.readinto(second) == 0  # at the end: holds nothing either
+    second.append(0)
+    del second[8:]
+    inp.readinto_at(first, 0)
     inp.readinto_at(second, 0)
     first.extend(b"x")      # let go once another buffer was read into
     with pytest.raises(BufferError):
