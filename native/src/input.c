@@ -220,8 +220,8 @@ static ND_HOT int32_t range_check(const char *call, nd_input *in, int64_t off, i
 }
 
 /* range_check plus the destination: what every read of [off, off+len) needs */
-static ND_HOT int32_t read_check(const char *call, nd_input *in, int64_t off, const void *dst,
-                          int64_t len)
+static ND_HOT int32_t read_check(const char *call, nd_input *in, int64_t off,
+                                 const void *dst, int64_t len)
 {
     int32_t rc = range_check(call, in, off, len);
     if (rc == ND_OK && dst == NULL && len > 0)
@@ -231,8 +231,8 @@ static ND_HOT int32_t read_check(const char *call, nd_input *in, int64_t off, co
 
 /* What every positional read starts with: the input, held, and its range
  * checked. On failure nothing is held. */
-static ND_HOT int32_t positional_get(const char *call, nd_handle h, int64_t off, const void *dst,
-                              int64_t len, nd_input **out)
+static ND_HOT int32_t positional_get(const char *call, nd_handle h, int64_t off,
+                                     const void *dst, int64_t len, nd_input **out)
 {
     int32_t rc = input_get(h, call, out);
     if (ND_UNLIKELY(rc != ND_OK))

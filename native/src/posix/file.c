@@ -200,8 +200,8 @@ int32_t nd__os_file_size(nd_os_file f, const char *what, int64_t *out)
     return ND_OK;
 }
 
-ND_HOT int32_t nd__os_pread(nd_os_file f, const char *what, void *dst, size_t len, int64_t off,
-                     size_t *got)
+ND_HOT int32_t nd__os_pread(nd_os_file f, const char *what, void *dst, size_t len,
+                            int64_t off, size_t *got)
 {
     size_t done = 0;
     while (done < len) {

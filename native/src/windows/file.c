@@ -289,8 +289,8 @@ ND_HOT size_t nd__os_pread_cached(nd_os_file f, void *dst, size_t len, int64_t o
     return 0;
 }
 
-ND_HOT int32_t nd__os_pread(nd_os_file f, const char *what, void *dst, size_t len, int64_t off,
-                     size_t *got)
+ND_HOT int32_t nd__os_pread(nd_os_file f, const char *what, void *dst, size_t len,
+                            int64_t off, size_t *got)
 {
     *got = 0;
     int32_t rc = nd__win_check_direct(f, "ReadFile", what, dst, len, off);
