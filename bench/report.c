@@ -254,6 +254,15 @@ static void json_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* An empty field (no baseline, target or note) is JSON null. */
+static void json_str_or_null(FILE *f, const char *s)
+{
+    if (s[0])
+        json_str(f, s);
+    else
+        fputs("null", f);
+}
+
 static void json_num(FILE *f, double v)
 {
     if (v < 0 || !isfinite(v))
@@ -301,10 +310,7 @@ int bench_write_json(const bench *b, const char *path)
         fputs(", \"max\": ", f);
         json_num(f, r->max);
         fprintf(f, ", \"runs\": %d, \"baseline\": ", r->n);
-        if (r->baseline[0])
-            json_str(f, r->baseline);
-        else
-            fputs("null", f);
+        json_str_or_null(f, r->baseline);
         fputs(", \"ratio\": ", f);
         json_num(f, r->baseline[0] ? r->ratio : NOT_SET);
         fputs(", \"ratio_paired\": ", f);
@@ -314,10 +320,7 @@ int bench_write_json(const bench *b, const char *path)
         fputs(", \"cpu_ratio\": ", f);
         json_num(f, r->baseline[0] ? r->cpu_ratio : NOT_SET);
         fputs(", \"target\": ", f);
-        if (r->target[0])
-            json_str(f, r->target);
-        else
-            fputs("null", f);
+        json_str_or_null(f, r->target);
         fprintf(f, ", \"met\": %s, \"alloc_bytes\": null, \"cached_pct\": ",
                 r->met < 0 ? "null" : r->met ? "true" : "false");
         json_num(f, r->cached_pct);
@@ -335,17 +338,11 @@ int bench_write_json(const bench *b, const char *path)
             fputs(", \"ratio_paired\": ", f);
             json_num(f, r->also_paired);
             fputs(", \"target\": ", f);
-            if (r->also_target[0])
-                json_str(f, r->also_target);
-            else
-                fputs("null", f);
+            json_str_or_null(f, r->also_target);
             fprintf(f, ", \"met\": %s}]", r->also_met < 0 ? "null" : r->also_met ? "true" : "false");
         }
         fputs(", \"note\": ", f);
-        if (r->note[0])
-            json_str(f, r->note);
-        else
-            fputs("null", f);
+        json_str_or_null(f, r->note);
         fprintf(f, "}%s\n", i + 1 < nrows ? "," : "");
     }
     fputs(" ]}\n", f);
