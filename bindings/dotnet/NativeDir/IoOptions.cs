@@ -1,7 +1,9 @@
 using System;
+using Native = NativeDir.Interop.nativedir;
 
 namespace NativeDir
 {
+    // The values are the header's own, taken from the SWIG-generated constants: never restated.
     /// <summary>How an input is read or an output written (the library's ND_IO_* flags).</summary>
     [Flags]
     public enum IoOptions : uint
@@ -9,33 +11,33 @@ namespace NativeDir
         /// <summary>Buffered through the page cache with the library's default buffer.</summary>
         None = 0,
         /// <summary>Access advice: random reads (small buffer, no read-ahead).</summary>
-        Random = 1,
+        Random = Native.ND_IO_RANDOM,
         /// <summary>Access advice: sequential reads (large buffer, read-ahead).</summary>
-        Sequential = 2,
+        Sequential = Native.ND_IO_SEQUENTIAL,
         /// <summary>Read or written once in bulk (merges): direct I/O where the file system allows
         /// it, otherwise buffered without polluting the page cache.</summary>
-        Merge = 4,
+        Merge = Native.ND_IO_MERGE,
         /// <summary>Serve reads from a memory mapping.</summary>
-        Mapped = 8,
+        Mapped = Native.ND_IO_MMAP,
         /// <summary>Fault the mapping in, or read ahead, when the input opens.</summary>
-        Preload = 16,
+        Preload = Native.ND_IO_PRELOAD,
         /// <summary>Fail with <see cref="NotSupportedException"/> instead of falling back when
         /// direct I/O is refused.</summary>
-        RequireDirect = 32,
+        RequireDirect = Native.ND_IO_REQUIRE_DIRECT,
         /// <summary>Creating an output replaces an existing file instead of failing.</summary>
-        Overwrite = 64,
+        Overwrite = Native.ND_IO_OVERWRITE,
     }
 
     /// <summary>What an input or output actually does (it may differ from what was asked).</summary>
     public enum IoStrategy
     {
         /// <summary>Page cache and a library buffer.</summary>
-        Buffered = 1,
+        Buffered = Native.ND_STRATEGY_BUFFERED,
         /// <summary>A memory mapping.</summary>
-        Mapped = 2,
+        Mapped = Native.ND_STRATEGY_MAPPED,
         /// <summary>Direct I/O that bypasses the page cache.</summary>
-        Direct = 3,
+        Direct = Native.ND_STRATEGY_DIRECT,
         /// <summary>Buffered, dropping from the page cache what it brought in.</summary>
-        DropBehind = 4,
+        DropBehind = Native.ND_STRATEGY_DROP_BEHIND,
     }
 }

@@ -11,12 +11,12 @@ namespace NativeDir
     public enum RingBackend
     {
         /// <summary>Linux io_uring: the kernel performs the reads.</summary>
-        IoUring = 1,
+        IoUring = Interop.nativedir.ND_RING_IO_URING,
         /// <summary>A small pool of native threads doing blocking reads (where io_uring is missing
         /// or forbidden, or when asked for).</summary>
-        Threads = 2,
+        Threads = Interop.nativedir.ND_RING_THREADS,
         /// <summary>Windows worker threads fed through an I/O completion port.</summary>
-        Iocp = 3,
+        Iocp = Interop.nativedir.ND_RING_IOCP,
     }
 
     /// <summary>
