@@ -736,6 +736,49 @@ static void mapped_sequential_reads_across_populated_stretches(void **state)
     free(data);
 }
 
+/* nd_input_buffer_size is the one place a cursor buffer's size is chosen (bindings
+ * that keep their own buffer ask it): it follows the access advice, never
+ * exceeds a buffered input, and refuses what is not an input. */
+static void buffer_size_follows_advice_and_length(void **state)
+{
+    tst_env *env = *state;
+    free(put_random(env, "big", 1u << 20, 81));
+    free(put_random(env, "small", 10, 82));
+    free(put_random(env, "empty", 0, 83));
+    nd_handle in, clone, slice;
+    int64_t size[6];
+    const uint32_t flags[6] = {0, ND_IO_RANDOM, ND_IO_SEQUENTIAL, ND_IO_RANDOM | ND_IO_SEQUENTIAL,
+                               ND_IO_MERGE, ND_IO_MERGE | ND_IO_RANDOM};
+    for (int i = 0; i < 6; i++) {
+        assert_status(ND_OK, nd_open_input(env->dir, "big", flags[i], &in));
+        size[i] = nd_input_buffer_size(in);
+        assert_true(size[i] >= 4096 && size[i] % 4096 == 0);
+        assert_status(ND_OK, nd_input_clone(in, &clone));
+        assert_int_equal(nd_input_buffer_size(clone), size[i]);
+        /* a slice smaller than the buffer gets no more than it can hold */
+        assert_status(ND_OK, nd_input_slice(in, 1000, 100, &slice));
+        if (nd_input_strategy(slice) != ND_STRATEGY_DIRECT)
+            assert_int_equal(nd_input_buffer_size(slice), 100);
+        nd_close(slice);
+        nd_close(clone);
+        nd_close(in);
+    }
+    /* random < default < sequential; sequential wins over random; a merge scans */
+    assert_true(size[1] < size[0] && size[0] < size[2]);
+    assert_int_equal(size[3], size[2]);
+    assert_true(size[4] >= size[2] && size[5] >= size[2]);
+    const char *names[] = {"small", "empty"};
+    const int64_t want[] = {10, 1};
+    for (int n = 0; n < 2; n++) {
+        assert_status(ND_OK, nd_open_input(env->dir, names[n], ND_IO_SEQUENTIAL, &in));
+        assert_int_equal(nd_input_buffer_size(in), want[n]);
+        nd_close(in);
+    }
+    assert_status(ND_E_BAD_HANDLE, nd_input_buffer_size(in)); /* closed */
+    assert_message_contains("nd_input_buffer_size");
+    assert_status(ND_E_BAD_HANDLE, nd_input_buffer_size(env->dir)); /* not an input */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -748,6 +791,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(mapped_sequential_reads_across_populated_stretches, tst_setup,
                                         tst_teardown),
         cmocka_unit_test_setup_teardown(clones_have_their_own_cursor, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(buffer_size_follows_advice_and_length, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(slices_see_only_themselves, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(random_operations_match_a_model, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(refused_flags_and_missing_files, tst_setup, tst_teardown),

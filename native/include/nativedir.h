@@ -214,6 +214,14 @@ ND_EXTERN int32_t nd_input_slice(nd_handle input, int64_t offset, int64_t len,
 /** The ND_STRATEGY_* the input reads with, or < 0. */
 ND_EXTERN int32_t nd_input_strategy(nd_handle input);
 
+/**
+ * The size in bytes (>= 1) of the cursor buffer the library gives this input
+ * (allocated on first use), chosen from its strategy and access flags and
+ * never larger than the input when buffered: a binding that keeps a cursor
+ * buffer of its own sizes it with this, so the choice is made in one place.
+ */
+ND_EXTERN int64_t nd_input_buffer_size(nd_handle input);
+
 /* ------------------------------------------------------------------------ */
 /* Outputs: append-only, one writer per handle (calls are serialised).       */
 /* ------------------------------------------------------------------------ */

@@ -341,6 +341,17 @@ static size_t buffer_cap(const nd_input *in)
     return cap;
 }
 
+int64_t nd_input_buffer_size(nd_handle input)
+{
+    nd_input *in;
+    int32_t rc = input_get(input, "nd_input_buffer_size", &in);
+    if (rc != ND_OK)
+        return rc;
+    int64_t cap = (int64_t)buffer_cap(in);
+    nd__handle_put(input);
+    return cap;
+}
+
 /* Makes the buffer hold the byte at file offset `at` (inside the input).
  * Returns how many bytes from `at` are in the buffer and inside the input. */
 static int32_t buffer_fill(nd_input *in, int64_t at, size_t *avail)

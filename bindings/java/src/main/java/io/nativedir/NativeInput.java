@@ -83,25 +83,13 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
       long length = nativedir.nd_input_length(h);
       boolean mapped = nativedir.nd_input_strategy(h) == nativedir.ND_STRATEGY_MAPPED;
       Mapping mapping = mapped ? Mapping.of(h, length) : null;
-      return make(h, name, length, bufferSizeFor(flags), mapping, 0);
+      // the library chooses the cursor buffer's size (strategy, advice, length) in one place
+      int bufferSize = (int) nativedir.nd_input_buffer_size(h);
+      return make(h, name, length, bufferSize, mapping, 0);
     } catch (IOException | RuntimeException | Error e) {
       closeQuietly(h, e);
       throw e;
     }
-  }
-
-  // the library's own cursor buffer sizes for the same advice (native/src/input.c)
-  private static int bufferSizeFor(IOFlag... flags) {
-    int size = 16 << 10;
-    for (IOFlag f : flags) {
-      if (f == IOFlag.SEQUENTIAL || f == IOFlag.MERGE) {
-        return 64 << 10;
-      }
-      if (f == IOFlag.RANDOM) {
-        size = 4 << 10;
-      }
-    }
-    return size;
   }
 
   private static void closeQuietly(long h, Throwable cause) {
@@ -124,6 +112,11 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
   public long length() {
     handle();
     return length;
+  }
+
+  /** The size of this input's own cursor buffer (the library's choice: nd_input_buffer_size). */
+  int bufferSize() {
+    return bufferSize;
   }
 
   /** The file's name in its directory. */
