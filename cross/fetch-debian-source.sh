@@ -41,8 +41,21 @@ if [ ! -e "$state/updated" ]; then
   touch "$state/updated"
 fi
 cd "$state/download"
+# The newest source first; where the archive's index names a version that its pool no longer
+# (or does not yet) serve, as a security suite's index can, the older versions in turn: any
+# Debian release of the package builds the same library for these tests.
+fetch_source() {
+  apt-get "${apt_opts[@]}" -qq source --download-only "$pkg" >"$state/source-$pkg.log" 2>&1 && return 0
+  local v
+  for v in $(apt-cache "${apt_opts[@]}" showsrc "$pkg" 2>/dev/null | sed -n 's/^Version: //p' | sort -Vru); do
+    echo "fetch-debian-source: trying $pkg $v" >>"$state/source-$pkg.log"
+    rm -f "${pkg}"_*
+    apt-get "${apt_opts[@]}" -qq source --download-only "$pkg=$v" >>"$state/source-$pkg.log" 2>&1 && return 0
+  done
+  return 1
+}
 if ! ls "${pkg}"_*.dsc >/dev/null 2>&1; then
-  if ! apt-get "${apt_opts[@]}" -qq source --download-only "$pkg" >"$state/source-$pkg.log" 2>&1; then
+  if ! fetch_source; then
     cat "$state/update.log" "$state/source-$pkg.log" >&2
     echo "fetch-debian-source: cannot download the Debian source of '$pkg'" >&2
     rm -f "$state/updated" # try the index again next time
