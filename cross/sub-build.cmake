@@ -5,6 +5,8 @@
 #   -DTOOLCHAIN=<file>  -DTRIPLET=<gcc prefix>  -DEMULATOR=<program it runs under>
 #   -DRUNTIME=<dir for the shipped library>  -DOUT=<tests file>  -DJOBS=<n>
 #   -DC_SUITE=ON|OFF (build tests/ too)
+#   -DJNI_SOURCE=<SWIG's JNI glue> -DJNI_INCLUDE=<jni.h dir;jni_md.h dir> -DJNI_OUT=<dir>
+#     (optional: also build the JNI library for nativedir.jar and copy it to JNI_OUT)
 #
 # Nothing here may fail the main build: a target that cannot be built shows
 # up in ctest as a failing ${PLATFORM}_build test that says why.
@@ -100,6 +102,9 @@ set(configure_args -S ${SOURCE} -B ${bin} -G "Unix Makefiles" -DCMAKE_TOOLCHAIN_
     -DZLIB_LIBRARY=${zlib_lib} -DZLIB_INCLUDE_DIR=${deps}/include
     -DND_BUILD_CROSS=ON -DND_BUILD_DOTNET=ON -DND_BUILD_JAVA=OFF -DND_BUILD_PYTHON=OFF
     -DND_BUILD_BENCH=OFF -DND_BUILD_SANITIZED_TESTS=OFF -DND_BUILD_TESTS=${C_SUITE})
+if(JNI_SOURCE)
+  list(APPEND configure_args -DND_CROSS_JNI_SOURCE=${JNI_SOURCE} "-DND_CROSS_JNI_INCLUDE=${JNI_INCLUDE}")
+endif()
 # configure once, and again only when these settings change (the build
 # itself re-runs CMake when a CMakeLists.txt changes)
 set(stamp ${WORK}/configure-args.txt)
@@ -159,6 +164,25 @@ if(EXISTS ${glue})
   configure_file(${glue} ${RUNTIME}/${glue_name} COPYONLY)
 else()
   set(build_failed "${build_failed}the .NET glue library ${glue} was not built\n")
+endif()
+# and the JNI glue, where nativedir.jar picks it up
+if(JNI_SOURCE)
+  if(PLATFORM STREQUAL "win64")
+    set(jni ${bin}/cross/nativedir_jni.dll)
+  else()
+    set(jni ${bin}/cross/libnativedir_jni.so)
+  endif()
+  if(EXISTS ${jni})
+    get_filename_component(jni_name ${jni} NAME)
+    file(MAKE_DIRECTORY ${JNI_OUT})
+    configure_file(${jni} ${JNI_OUT}/${jni_name} COPYONLY)
+    find_program(jni_strip NAMES ${TRIPLET}-strip NO_CACHE)
+    if(jni_strip)
+      execute_process(COMMAND ${jni_strip} --strip-debug ${JNI_OUT}/${jni_name})
+    endif()
+  else()
+    set(build_failed "${build_failed}the JNI library ${jni} was not built\n")
+  endif()
 endif()
 # the shipped copy carries no debug information (the build tree keeps it)
 find_program(strip NAMES ${TRIPLET}-strip NO_CACHE)

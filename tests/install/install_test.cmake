@@ -1,6 +1,7 @@
-# install_test.cmake: `cmake --install` the build into a fresh prefix, then
-# build and run a consumer with pkg-config and one with find_package, each
-# against the installed files only.
+# install_test.cmake: `cmake --install` the build into a fresh prefix (or,
+# with -DMODE=deb, build the Debian packages with cpack and unpack them into a
+# scratch root with dpkg-deb -x), then build and run a consumer with
+# pkg-config and one with find_package, each against the installed files only.
 foreach(var BUILD_DIR WORK_DIR LIBDIR CONSUMER_DIR CC GENERATOR)
   if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
     message(FATAL_ERROR "install_test: ${var} is not set")
@@ -17,8 +18,17 @@ function(run)
 endfunction()
 
 file(REMOVE_RECURSE ${WORK_DIR})
-set(prefix ${WORK_DIR}/prefix)
-run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
+if(MODE STREQUAL "deb")
+  include(${CMAKE_CURRENT_LIST_DIR}/deb_check.cmake)
+  set(prefix ${WORK_DIR}/root/usr)
+  # the .pc file names /usr: pkg-config puts the scratch root in front of it
+  set(ENV{PKG_CONFIG_SYSROOT_DIR} ${WORK_DIR}/root)
+  set(ENV{PKG_CONFIG_ALLOW_SYSTEM_CFLAGS} 1)
+  set(ENV{PKG_CONFIG_ALLOW_SYSTEM_LIBS} 1)
+else()
+  set(prefix ${WORK_DIR}/prefix)
+  run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
+endif()
 foreach(f include/nativedir.h ${LIBDIR}/libnativedir.so ${LIBDIR}/libnativedir.so.1
           ${LIBDIR}/libnativedir.a ${LIBDIR}/pkgconfig/nativedir.pc
           ${LIBDIR}/cmake/nativedir/nativedirConfig.cmake)

@@ -26,9 +26,6 @@ from ._output import Output
 __all__ = ["Directory", "Input", "Output", "Lock", "Strategy", "open", "library_version",
            "abi_version", "status_name", "__version__"]
 
-__version__ = "0.1.0"
-
-
 def library_version() -> str:
     """The loaded libnativedir's version, "MAJOR.MINOR.PATCH"."""
     return _ffi.string(_lib.nd_version()).decode("ascii")
@@ -37,3 +34,8 @@ def library_version() -> str:
 def abi_version() -> int:
     """The ABI version the loaded library implements."""
     return int(_lib.nd_abi_version())
+
+
+# One version for the library and the package: both come from project(VERSION)
+# of the top-level CMakeLists.txt (setup.py and the library's build read it).
+__version__ = library_version()

@@ -1,0 +1,82 @@
+# ctest java.jar_alone: nativedir.jar as a user gets it. In a fresh folder outside
+# the source and build trees: the jar's manifest and JNI entries, the pom, then
+# a program compiled and run with nothing but the jar on the class path and no
+# library path (java -cp nativedir.jar:. JarAlone).
+foreach(var JAR JAVA JAVAC JAR_TOOL PROGRAM PLATFORMS POM VERSION)
+  if(NOT ${var})
+    message(FATAL_ERROR "jar_alone: ${var} is not set")
+  endif()
+endforeach()
+function(run)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
+                  WORKING_DIRECTORY ${work})
+  if(NOT rc EQUAL 0)
+    list(JOIN ARGN " " cmd)
+    message(FATAL_ERROR "jar_alone: `${cmd}` failed (${rc}):\n${out}\n${err}")
+  endif()
+  set(last_output "${out}" PARENT_SCOPE)
+endfunction()
+
+execute_process(COMMAND mktemp -d /tmp/nativedir-jar-alone.XXXXXX OUTPUT_VARIABLE work
+                OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "jar_alone: mktemp failed")
+endif()
+file(COPY ${JAR} ${PROGRAM} DESTINATION ${work})
+
+run(${JAR_TOOL} --file nativedir.jar --list)
+set(listing "${last_output}")
+foreach(p IN LISTS PLATFORMS)
+  if(NOT listing MATCHES "\nnative/${p}/(lib)?nativedir_jni\\.(so|dll)\n")
+    message(FATAL_ERROR "jar_alone: nativedir.jar carries no JNI library for ${p}:\n${listing}")
+  endif()
+endforeach()
+file(MAKE_DIRECTORY ${work}/x)
+execute_process(COMMAND ${JAR_TOOL} --extract --file ../nativedir.jar META-INF/MANIFEST.MF
+                WORKING_DIRECTORY ${work}/x RESULT_VARIABLE rc)
+file(READ ${work}/x/META-INF/MANIFEST.MF manifest)
+if(NOT manifest MATCHES "\nEnable-Native-Access: ALL-UNNAMED\r?\n")
+  message(FATAL_ERROR "jar_alone: the manifest lacks Enable-Native-Access: ALL-UNNAMED:\n${manifest}")
+endif()
+# a Windows entry cannot be loaded here (no Windows JDK): it must at least export the JNI entry points
+if(listing MATCHES "\n(native/windows-x86_64/nativedir_jni\\.dll)\n" AND OBJDUMP_WIN)
+  set(dll ${CMAKE_MATCH_1})
+  execute_process(COMMAND ${JAR_TOOL} --extract --file ../nativedir.jar ${dll} WORKING_DIRECTORY ${work}/x)
+  run(${OBJDUMP_WIN} -p ${work}/x/${dll})
+  string(REGEX MATCHALL "Java_io_nativedir_jni_[A-Za-z0-9_]+" entries "${last_output}")
+  list(LENGTH entries n)
+  if(n LESS 20)
+    message(FATAL_ERROR "jar_alone: ${dll} exports ${n} JNI entry points")
+  endif()
+  message(STATUS "jar_alone: ${dll} exports ${n} JNI entry points")
+endif()
+
+# the pom: well-formed, and naming this artifact
+file(READ ${POM} pom)
+foreach(want "<groupId>io.nativedir</groupId>" "<artifactId>nativedir</artifactId>"
+             "<version>${VERSION}</version>" "<packaging>jar</packaging>")
+  string(FIND "${pom}" "${want}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "jar_alone: ${POM} lacks ${want}")
+  endif()
+endforeach()
+find_program(xmllint NAMES xmllint NO_CACHE)
+find_program(python3 NAMES python3 NO_CACHE)
+if(xmllint)
+  run(${xmllint} --noout ${POM})
+elseif(python3)
+  run(${python3} -c "import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])" ${POM})
+else()
+  message(FATAL_ERROR "jar_alone: neither xmllint nor python3 to check ${POM} is well-formed")
+endif()
+
+file(MAKE_DIRECTORY ${work}/tmp)
+run(${JAVAC} -Xlint:all -Werror -cp nativedir.jar JarAlone.java)
+run(${CMAKE_COMMAND} -E env --unset=LD_LIBRARY_PATH --unset=JAVA_TOOL_OPTIONS --unset=CLASSPATH
+    ${JAVA} -Djava.io.tmpdir=${work}/tmp -cp nativedir.jar:. JarAlone ${work}/data)
+message(STATUS "jar_alone: ${last_output}")
+file(GLOB left ${work}/tmp/*)
+if(left)
+  message(FATAL_ERROR "jar_alone: the extracted library was left behind: ${left}")
+endif()
+file(REMOVE_RECURSE ${work})
