@@ -4,5 +4,5 @@ file(GLOB generated RELATIVE ${DIR} ${DIR}/*.java)
 list(REMOVE_ITEM generated nativedir.java nativedirJNI.java nativedirConstants.java)
 if(generated)
   message(FATAL_ERROR "SWIG generated unexpected Java classes: ${generated}; give their pointer "
-                      "arguments typemaps in the Java section of bindings/swig/nativedir.i")
+                      "arguments typemaps in bindings/swig/java.i")
 endif()

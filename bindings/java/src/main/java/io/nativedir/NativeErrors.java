@@ -11,7 +11,7 @@ import java.nio.file.NoSuchFileException;
 
 /**
  * Turns a negative nativedir status into the exception a Java user expects. Called by the JNI
- * glue (see the Java section of bindings/swig/nativedir.i) inside the failing native call, with
+ * glue (see bindings/swig/java.i and bindings/java/src/main/c/nd_jni.c) inside the failing native call, with
  * that call's own message and OS error, so they can never belong to another call.
  */
 final class NativeErrors {

@@ -33,7 +33,7 @@ public class StatusTableTest {
   @Rule public TemporaryFolder tmp = new TemporaryFolder();
 
   private static final Map<String, String> UNREACHABLE = Map.of(
-      "ND_E_BUSY", "a full ring: Java binds no rings (nd_ring_* are %ignore'd in nativedir.i)");
+      "ND_E_BUSY", "a full ring: Java binds no rings (nd_ring_* are %ignore'd in bindings/swig/java.i)");
 
   /** A failure as seen: the exception's class, the status and OS error its message names. */
   private static final class Seen {
