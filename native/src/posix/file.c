@@ -358,10 +358,14 @@ void nd__os_advise(nd_os_file f, int64_t off, int64_t len, nd_advice advice)
 
 uint32_t nd__os_direct_alignment(nd_os_file f)
 {
+    uint32_t forced = ND_FAULT_ALIGNMENT(); /* test builds only; 0 otherwise */
+    if (forced != 0)
+        return forced;
+    uint32_t blksize = ND_FAULT_BLKSIZE();
 #if defined(__linux__) && defined(STATX_DIOALIGN)
     /* Linux 6.1+ says exactly what O_DIRECT needs on this file */
     struct statx sx;
-    if (statx((int)f, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) == 0 &&
+    if (blksize == 0 && statx((int)f, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) == 0 &&
         (sx.stx_mask & STATX_DIOALIGN) && sx.stx_dio_offset_align != 0) {
         uint32_t a = sx.stx_dio_offset_align;
         if (sx.stx_dio_mem_align > a)
@@ -372,8 +376,10 @@ uint32_t nd__os_direct_alignment(nd_os_file f)
     /* otherwise the file system's block size: a multiple of the device's
      * logical sector, so always enough */
     struct stat st;
-    if (fstat((int)f, &st) == 0 && st.st_blksize >= 512 &&
-        (st.st_blksize & (st.st_blksize - 1)) == 0)
-        return (uint32_t)st.st_blksize;
+    if (blksize == 0 && fstat((int)f, &st) == 0 && st.st_blksize > 0 &&
+        (unsigned long long)st.st_blksize <= UINT32_MAX)
+        blksize = (uint32_t)st.st_blksize;
+    if (blksize >= 512 && (blksize & (blksize - 1)) == 0)
+        return blksize;
     return 4096;
 }
