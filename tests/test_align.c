@@ -144,8 +144,8 @@ static void expect_strategy(int32_t got)
     assert_int_equal(got, real_align != 0 ? ND_STRATEGY_DIRECT : ND_STRATEGY_DROP_BEHIND);
 }
 
-/* Writes model[0, total) in odd pieces with syncs mid-block, then overwrites
- * the file with a shorter content (kept in model2). */
+/* Writes model[0, total) in odd pieces with syncs mid-block, checking the
+ * file after each sync and after the close. */
 static void write_round(tst_env *env, const char *name, uint32_t a, const uint8_t *model,
                         size_t total)
 {
@@ -326,6 +326,7 @@ static double now_s(void)
 static void full_round(tst_env *env, uint32_t a, uint64_t seed)
 {
     double t0 = now_s();
+    fprintf(stderr, "test_align: alignment %u ...\n", (unsigned)a); /* a failure below is at a */
     char name[64];
     snprintf(name, sizeof(name), "f%u", (unsigned)a);
     /* past one output buffer (max(1 MiB, a)), so that both the buffer and its
@@ -368,7 +369,7 @@ static void full_round(tst_env *env, uint32_t a, uint64_t seed)
     assert_status(ND_OK, nd_delete_file(env->dir, name));
     free(model2);
     free(model);
-    fprintf(stderr, "test_align: alignment %u: %zu + %zu bytes written and read back in %.2f s\n",
+    fprintf(stderr, "test_align: alignment %u: %zu + %zu bytes written and read back, %.2f s\n",
             (unsigned)a, total, total2, now_s() - t0);
 }
 
