@@ -7,6 +7,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config zlib1g-dev liburing-dev   # the library
   libcmocka-dev strace clang lld libclang-rt-14-dev           # C tests, sanitizers, fuzzing, NativeAOT link
+  libfuse3-dev fuse3                                          # C tests in FUSE mounts with 1-4 MiB blocks
   swig                                                        # .NET and Java glue
   python3-dev python3-cffi python3-pytest python3-pip python3-setuptools # Python binding (Debian's /usr/bin/python3)
   default-jdk-headless junit4                                 # Java binding

@@ -100,6 +100,29 @@ const char *nd__fault_point_name(nd_fault_point point)
     return valid(point) ? names[point] : "?";
 }
 
+static _Atomic uint32_t forced_alignment;
+static _Atomic uint32_t forced_blksize;
+
+void nd__fault_set_alignment(uint32_t align)
+{
+    atomic_store(&forced_alignment, align);
+}
+
+void nd__fault_set_blksize(uint32_t blksize)
+{
+    atomic_store(&forced_blksize, blksize);
+}
+
+uint32_t nd__fault_alignment(void)
+{
+    return atomic_load(&forced_alignment);
+}
+
+uint32_t nd__fault_blksize(void)
+{
+    return atomic_load(&forced_blksize);
+}
+
 #else
 /* ISO C wants a translation unit to declare something */
 typedef int nd_fault_disabled;

@@ -10,6 +10,8 @@
 #ifndef ND_FAULT_H
 #define ND_FAULT_H
 
+#include <stdint.h>
+
 typedef enum {
     ND_FAULT_OPEN = 0,
     ND_FAULT_READ = 1,  /* pread/read */
@@ -50,8 +52,26 @@ long nd__fault_injected(nd_fault_point point);
 long nd__fault_injected_total(void);
 /* "open", "read", ... for messages; "?" for anything else. */
 const char *nd__fault_point_name(nd_fault_point point);
+
+/*
+ * Direct-I/O alignment, for tests/test_align.c. Set before opening: a handle
+ * keeps the alignment it was opened with. 0 turns a hook off.
+ * set_alignment: nd__os_direct_alignment returns `align` without asking
+ * the file system (every buffer must follow whatever it says).
+ * set_blksize: nd__os_direct_alignment acts as on a file system that does
+ * not report STATX_DIOALIGN (NFS, CephFS, FUSE, kernels before 6.1) and
+ * reports st_blksize = `blksize` (its own rule for that case is tested).
+ */
+void nd__fault_set_alignment(uint32_t align);
+void nd__fault_set_blksize(uint32_t blksize);
+uint32_t nd__fault_alignment(void);
+uint32_t nd__fault_blksize(void);
+#  define ND_FAULT_ALIGNMENT() nd__fault_alignment()
+#  define ND_FAULT_BLKSIZE() nd__fault_blksize()
 #else
 #  define ND_FAULT_CHECK(p) 0
+#  define ND_FAULT_ALIGNMENT() 0u
+#  define ND_FAULT_BLKSIZE() 0u
 #endif
 /* for calls that can only fail, not fall short */
 #define ND_FAULT(p) (ND_FAULT_CHECK(p) == 1)

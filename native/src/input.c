@@ -17,7 +17,10 @@
 #define BUF_DEFAULT (16u << 10)
 #define BUF_SEQUENTIAL (256u << 10)
 #define BUF_RANDOM (4u << 10)
-#define BUF_DIRECT (256u << 10) /* direct reads skip the cache: make each one count */
+/* Direct reads skip the cache: make each one count. Both direct buffers are
+ * at least this and at least one alignment unit, a multiple of it either way
+ * (direct_size): an aligned read rounded up to the alignment must fit. */
+#define BUF_DIRECT (256u << 10)
 #define BOUNCE_DIRECT (256u << 10)
 #define BYPASS_MAX ((size_t)64 << 10) /* cursor reads at least this big skip the buffer */
 /* A sequential reader of a mapping populates its page tables this far ahead
@@ -50,6 +53,7 @@ typedef struct {
     uint32_t align;       /* direct I/O alignment */
     nd_mutex *bounce_mu;  /* direct: serialises positional reads through bounce */
     uint8_t *bounce;
+    size_t bounce_cap;    /* direct_size(BOUNCE_DIRECT, align) */
     char name[];
 } nd_file;
 
@@ -119,6 +123,15 @@ static ND_HOT void cursor_leave(nd_input *in)
 
 /* ---- reading ---- */
 
+/* A direct buffer's size: `want` rounded up to a multiple of the alignment.
+ * File systems ask for anything from 512 B to several MiB (st_blksize stands
+ * in where they do not say: docs/design.md), so a buffer may grow past its
+ * default but never holds less than one aligned unit. */
+static size_t direct_size(size_t want, uint32_t align)
+{
+    return (want + align - 1) / align * align;
+}
+
 static int32_t short_file(nd_file *f, int64_t off, int64_t want, size_t got)
 {
     return nd__fail(ND_E_IO, "read '%s': %zu of %lld bytes at %lld; the file shrank after open",
@@ -175,7 +188,10 @@ static ND_HOT int32_t file_read(nd_file *f, int64_t off, void *dst, size_t len)
             rc = nd__os_pread(f->fd, f->name, dst, len, off, &got);
             return rc != ND_OK ? rc : got == len ? ND_OK : short_file(f, off, (int64_t)len, got);
         }
-        /* unaligned: through the shared bounce buffer, one aligned chunk at a time */
+        /* unaligned: through the shared bounce buffer, one aligned chunk at a
+         * time. skip < a <= bounce_cap, and bounce_cap is a multiple of a, so
+         * each chunk holds at least one byte and its span fits the buffer. */
+        size_t cap = f->bounce_cap;
         nd__mutex_lock(f->bounce_mu);
         size_t done = 0;
         rc = ND_OK;
@@ -183,7 +199,7 @@ static ND_HOT int32_t file_read(nd_file *f, int64_t off, void *dst, size_t len)
             int64_t at = off + (int64_t)done;
             int64_t from = at - (int64_t)((uint64_t)at % a);
             size_t skip = (size_t)(at - from);
-            size_t n = BOUNCE_DIRECT - skip < len - done ? BOUNCE_DIRECT - skip : len - done;
+            size_t n = cap - skip < len - done ? cap - skip : len - done;
             size_t span = (skip + n + a - 1) / a * a;
             rc = nd__os_pread(f->fd, f->name, f->bounce, span, from, &got);
             if (rc == ND_OK && got < skip + n)
@@ -330,13 +346,13 @@ static size_t buffer_cap(const nd_input *in)
     const nd_file *f = in->file;
     size_t cap = BUF_DEFAULT;
     if (f->strategy == ND_STRATEGY_DIRECT)
-        cap = BUF_DIRECT;
-    else if (in->flags & (ND_IO_SEQUENTIAL | ND_IO_MERGE))
+        return direct_size(BUF_DIRECT, f->align); /* whole aligned units, the last past EOF */
+    if (in->flags & (ND_IO_SEQUENTIAL | ND_IO_MERGE))
         cap = BUF_SEQUENTIAL;
     else if (in->flags & ND_IO_RANDOM)
         cap = BUF_RANDOM;
     /* never more than the input needs (small files, small slices) */
-    if (f->strategy != ND_STRATEGY_DIRECT && (int64_t)cap > in->length)
+    if ((int64_t)cap > in->length)
         cap = (size_t)(in->length > 0 ? in->length : 1);
     return cap;
 }
@@ -617,7 +633,8 @@ static int32_t file_open(nd_dir *d, const char *name, uint32_t flags, nd_file **
     if (f->strategy == ND_STRATEGY_DIRECT) {
         f->align = nd__os_direct_alignment(f->fd);
         f->bounce_mu = nd__mutex_new();
-        f->bounce = nd__os_aligned_alloc(f->align, BOUNCE_DIRECT);
+        f->bounce_cap = direct_size(BOUNCE_DIRECT, f->align);
+        f->bounce = nd__os_aligned_alloc(f->align, f->bounce_cap);
         if (f->bounce_mu == NULL || f->bounce == NULL) {
             rc = nd__fail(ND_E_NO_MEMORY, "nd_open_input: out of memory");
             goto fail;

@@ -356,12 +356,28 @@ void nd__os_advise(nd_os_file f, int64_t off, int64_t len, nd_advice advice)
 #endif
 }
 
+/* Where the file system does not say what O_DIRECT needs, st_blksize stands
+ * in, but only up to this. st_blksize is the preferred I/O size, not a
+ * requirement: NFS and CephFS report 1-4 MiB and take O_DIRECT at any
+ * alignment, as FUSE and SMB do. Local block file systems need the device's
+ * logical block, which the kernels that do not report STATX_DIOALIGN (before
+ * 6.1) keep within a page, 64 KiB at most on any architecture; and from 6.1
+ * they report it. So 64 KiB is a multiple of every real requirement met here,
+ * and it is the cap the Windows side has too (windows/file.c). The buffers
+ * follow whatever the alignment is (input.c, output.c); the cap keeps them,
+ * and every read that rounds out to it, small. */
+#define ND_GUESSED_ALIGN_MAX ((uint32_t)64 << 10)
+
 uint32_t nd__os_direct_alignment(nd_os_file f)
 {
+    uint32_t forced = ND_FAULT_ALIGNMENT(); /* test builds only; 0 otherwise */
+    if (forced != 0)
+        return forced;
+    uint32_t blksize = ND_FAULT_BLKSIZE(); /* the same: "no STATX_DIOALIGN, this st_blksize" */
 #if defined(__linux__) && defined(STATX_DIOALIGN)
-    /* Linux 6.1+ says exactly what O_DIRECT needs on this file */
+    /* Linux 6.1+ says exactly what O_DIRECT needs on this file: taken as it is */
     struct statx sx;
-    if (statx((int)f, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) == 0 &&
+    if (blksize == 0 && statx((int)f, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) == 0 &&
         (sx.stx_mask & STATX_DIOALIGN) && sx.stx_dio_offset_align != 0) {
         uint32_t a = sx.stx_dio_offset_align;
         if (sx.stx_dio_mem_align > a)
@@ -369,11 +385,11 @@ uint32_t nd__os_direct_alignment(nd_os_file f)
         return a;
     }
 #endif
-    /* otherwise the file system's block size: a multiple of the device's
-     * logical sector, so always enough */
     struct stat st;
-    if (fstat((int)f, &st) == 0 && st.st_blksize >= 512 &&
-        (st.st_blksize & (st.st_blksize - 1)) == 0)
-        return (uint32_t)st.st_blksize;
-    return 4096;
+    if (blksize == 0 && fstat((int)f, &st) == 0 && st.st_blksize > 0 &&
+        (unsigned long long)st.st_blksize <= UINT32_MAX)
+        blksize = (uint32_t)st.st_blksize;
+    if (blksize < 512 || (blksize & (blksize - 1)) != 0)
+        return 4096; /* a page: a multiple of every logical block a disk has */
+    return blksize < ND_GUESSED_ALIGN_MAX ? blksize : ND_GUESSED_ALIGN_MAX;
 }

@@ -405,6 +405,9 @@ void nd__os_advise(nd_os_file f, int64_t off, int64_t len, nd_advice advice)
     (void)f, (void)off, (void)len, (void)advice;
 }
 
+/* Sectors beyond 64 KiB are not taken as they are reported: no disk has them,
+ * and 64 KiB is the most the POSIX side takes from st_blksize too
+ * (posix/file.c). The buffers in input.c and output.c hold any alignment. */
 static int usable_sector(ULONG s)
 {
     return s >= 512 && s <= (64u << 10) && (s & (s - 1)) == 0;
@@ -438,5 +441,6 @@ uint32_t nd__win_alignment(HANDLE h)
 
 uint32_t nd__os_direct_alignment(nd_os_file f)
 {
-    return nd__win_alignment(nd__win_handle(f));
+    uint32_t forced = ND_FAULT_ALIGNMENT(); /* test builds only (fault.h); 0 otherwise */
+    return forced != 0 ? forced : nd__win_alignment(nd__win_handle(f));
 }
