@@ -356,6 +356,22 @@ void nd__os_advise(nd_os_file f, int64_t off, int64_t len, nd_advice advice)
 #endif
 }
 
+int32_t nd__os_file_undirect(nd_os_file *f, const char *what)
+{
+    int fd = (int)*f;
+#if defined(__APPLE__)
+    if (fcntl(fd, F_NOCACHE, 0) != 0)
+        return nd__fail_os(errno, "fcntl F_NOCACHE off '%s'", what);
+#elif defined(O_DIRECT)
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_DIRECT) != 0)
+        return nd__fail_os(errno, "fcntl O_DIRECT off '%s'", what);
+#else
+    (void)fd, (void)what;
+#endif
+    return ND_OK;
+}
+
 uint32_t nd__os_direct_alignment(nd_os_file f)
 {
 #if defined(__linux__) && defined(STATX_DIOALIGN)
