@@ -136,9 +136,11 @@ static void sync_then_more_writes(void **state)
     /* a direct output pads its tail block at sync, truncates to the logical
      * length, and must rewrite that same block when more bytes follow */
     tst_env *env = *state;
-    const size_t len = 3 * 4096 + 777 + (1u << 20);
+    const size_t len = 3 * 4096 + 777 + (2u << 20);
     uint8_t *data = tst_random_buffer(len, 2000);
-    const size_t cuts[] = {1, 4095, 4096, 4097, 5000, 12288, 12289, 12289 + 777, (1u << 20) + 5, len};
+    /* 2 MiB: nothing buffered, but a direct write may be in flight: sync waits for it */
+    const size_t cuts[] = {1, 4095, 4096, 4097, 5000, 12288, 12289, 12289 + 777, (1u << 20) + 5,
+                           2u << 20, len};
     for (size_t o = 0; o < N_OUT; o++) {
         nd_handle out;
         char path[TST_PATH_MAX];
@@ -180,10 +182,12 @@ static void flush_hands_every_byte_to_the_os(void **state)
      * position and a reader sees every byte, for every strategy (a direct
      * output writes its unaligned tail); more writes continue the file */
     tst_env *env = *state;
-    const size_t len = 3 * 4096 + 777 + (1u << 20);
+    const size_t len = 3 * 4096 + 777 + (2u << 20);
     uint8_t *data = tst_random_buffer(len, 2100);
+    /* 2 MiB: a direct output's full buffer was just handed to its writer, so
+     * nothing is buffered but a write may still be in flight */
     const size_t cuts[] = {0, 2, 3, 4095, 4096, 4097, 5000, 12289 + 777, 65536, 65537,
-                           (1u << 20) + 5, len};
+                           (1u << 20) + 5, 2u << 20, len};
     for (size_t o = 0; o < N_OUT; o++) {
         nd_handle out;
         assert_status(ND_OK, nd_create_output(env->dir, "flushed", out_flags[o] | ND_IO_OVERWRITE, &out));

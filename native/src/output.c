@@ -57,9 +57,14 @@ static int32_t still_failed(nd_output *o, const char *call)
  * buffer so that later writes extend the same aligned block. */
 static int32_t flush(nd_output *o, int tail)
 {
-    if (o->used == 0)
-        return ND_OK;
     int32_t rc;
+    if (o->used == 0) {
+        /* nothing buffered, but the last full buffer's write may be in flight:
+         * a flush or sync covers it only once it has landed */
+        if (tail && o->writer != NULL && (rc = nd__os_writer_wait(o->writer)) != ND_OK)
+            return fail_for_good(o, rc);
+        return ND_OK;
+    }
     if (o->strategy == ND_STRATEGY_DIRECT) {
         /* nothing written since the last tail write: the file has it all */
         if (tail && o->used == o->tail_in_file)
