@@ -32,12 +32,37 @@ endforeach()
 
 nd_abi_compare("check_exports: ${LIB}" expected actual)
 
-# every export carries the version node, so a later ABI can add ND_2 beside it
-string(REGEX MATCHALL "nd_[a-z0-9_]+@@ND_1" versioned "${nm_out}")
-list(LENGTH versioned n_versioned)
-if(NOT n_versioned EQUAL n_expected)
-  message(FATAL_ERROR "check_exports: ${n_versioned} of ${n_expected} exports carry the ND_1 version node")
+# every export carries the version node the header puts it in (ND_1 frozen,
+# ND_1.<minor> additions, ND_EXPERIMENTAL), so old binaries keep binding to
+# the node they were linked against
+if(NOT DEFINED NODES)
+  get_filename_component(nd_exports_dir ${EXPORTS} DIRECTORY)
+  set(NODES ${nd_exports_dir}/exports_nodes.txt)
 endif()
+nd_abi_nodes(${NODES})
+set(n_versioned 0)
+set(nd_node_counts "")
+foreach(sym IN LISTS expected)
+  if(NOT nm_out MATCHES "(^|\n)[0-9a-fA-F]* +[A-Za-z] +${sym}@@([A-Z0-9_.]+)\n")
+    message(FATAL_ERROR "check_exports: ${sym} is exported without a version node")
+  endif()
+  set(node ${CMAKE_MATCH_2})
+  if(NOT node STREQUAL nd_node_of_${sym})
+    message(FATAL_ERROR "check_exports: ${sym} is exported as ${sym}@@${node}; the header puts "
+                        "it in ${nd_node_of_${sym}}")
+  endif()
+  math(EXPR n_versioned "${n_versioned} + 1")
+endforeach()
+if(NOT n_versioned EQUAL n_expected)
+  message(FATAL_ERROR "check_exports: ${n_versioned} of ${n_expected} exports carry their version node")
+endif()
+# the nodes themselves, each defined once
+foreach(node ND_1 ND_1.1 ND_EXPERIMENTAL)
+  string(REPLACE "." "\\." node_re ${node})
+  if(NOT nm_out MATCHES "A ${node_re}\n")
+    message(FATAL_ERROR "check_exports: ${LIB} defines no version node ${node}")
+  endif()
+endforeach()
 
 execute_process(COMMAND ${READELF} -d ${LIB} OUTPUT_VARIABLE dyn RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0 OR NOT dyn MATCHES "Library soname: \\[([^]]+)\\]")
@@ -46,4 +71,4 @@ endif()
 if(NOT CMAKE_MATCH_1 STREQUAL SONAME)
   message(FATAL_ERROR "check_exports: SONAME is ${CMAKE_MATCH_1}, expected ${SONAME}")
 endif()
-message(STATUS "check_exports: ${n_expected} public symbols, all versioned ND_1, SONAME ${SONAME}")
+message(STATUS "check_exports: ${n_expected} public symbols, each in its header node, SONAME ${SONAME}")

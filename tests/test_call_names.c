@@ -95,6 +95,9 @@ ROW(nd_write_byte, stale) { return nd_write_byte(f->stale, 1); }
 ROW(nd_output_position, wrong_kind) { return nd_output_position(f->in); }
 ROW(nd_output_crc32, stale) { return nd_output_crc32(f->stale); }
 ROW(nd_output_sync, wrong_kind) { return nd_output_sync(f->dir); }
+ROW(nd_output_flush, stale) { return nd_output_flush(f->stale); }
+ROW(nd_output_seek, negative) { return nd_output_seek(f->out, -1); }
+ROW(nd_output_seek, wrong_kind) { return nd_output_seek(f->in, 0); }
 ROW(nd_output_strategy, stale) { return nd_output_strategy(f->stale); }
 ROW(nd_ring_open, zero_depth) { nd_handle h; (void)f; return nd_ring_open(0, 0, &h); }
 ROW(nd_ring_open, null_out) { (void)f; return nd_ring_open(4, 0, NULL); }
@@ -128,7 +131,8 @@ static const row rows[] = {
     R(nd_input_clone, stale), R(nd_input_slice, outside), R(nd_input_strategy, wrong_kind), R(nd_input_buffer_size, stale),
     R(nd_create_output, exists), R(nd_create_output, exists_merge), R(nd_create_output, bad_name),
     R(nd_write_bytes, null_src), R(nd_write_bytes, wrong_kind), R(nd_write_byte, stale),
-    R(nd_output_position, wrong_kind), R(nd_output_crc32, stale), R(nd_output_sync, wrong_kind),
+    R(nd_output_position, wrong_kind), R(nd_output_crc32, stale), R(nd_output_sync, wrong_kind), R(nd_output_flush, stale),
+    R(nd_output_seek, negative), R(nd_output_seek, wrong_kind),
     R(nd_output_strategy, stale), R(nd_ring_open, zero_depth), R(nd_ring_open, null_out),
     R(nd_ring_backend, wrong_kind), R(nd_ring_submit_read, past_end),
     R(nd_ring_submit_read, stale_input), R(nd_read_cached, past_end), R(nd_ring_reap, stale),

@@ -1,8 +1,9 @@
 /*
  * test_output.c - outputs: create/overwrite, every output strategy at odd
  * sizes and chunkings reading back through every input strategy, position,
- * zlib-identical CRC-32, sync in the middle of a direct write, and calls
- * after close.
+ * zlib-identical CRC-32, sync in the middle of a direct write, flush (bytes
+ * reach the OS without an fsync), seek (rewrites, against a model of the
+ * file), and calls after close.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,9 +136,11 @@ static void sync_then_more_writes(void **state)
     /* a direct output pads its tail block at sync, truncates to the logical
      * length, and must rewrite that same block when more bytes follow */
     tst_env *env = *state;
-    const size_t len = 3 * 4096 + 777 + (1u << 20);
+    const size_t len = 3 * 4096 + 777 + (2u << 20);
     uint8_t *data = tst_random_buffer(len, 2000);
-    const size_t cuts[] = {1, 4095, 4096, 4097, 5000, 12288, 12289, 12289 + 777, (1u << 20) + 5, len};
+    /* 2 MiB: nothing buffered, but a direct write may be in flight: sync waits for it */
+    const size_t cuts[] = {1, 4095, 4096, 4097, 5000, 12288, 12289, 12289 + 777, (1u << 20) + 5,
+                           2u << 20, len};
     for (size_t o = 0; o < N_OUT; o++) {
         nd_handle out;
         char path[TST_PATH_MAX];
@@ -158,6 +161,182 @@ static void sync_then_more_writes(void **state)
         check_on_disk(env, "synced", data, len);
         for (size_t i = 0; i < N_IN; i++)
             assert_int_equal(tst_verify_input(env->dir, "synced", in_flags[i], data, len), 0);
+    }
+    free(data);
+}
+
+/* The file on disk is exactly `want` (len bytes). */
+static void assert_file_is(tst_env *env, const char *name, const uint8_t *want, size_t len)
+{
+    int64_t flen = -1;
+    assert_status(ND_OK, nd_file_length(env->dir, name, &flen));
+    if (flen != (int64_t)len)
+        fail_msg("nd_file_length('%s') is %lld, expected %lu", name, (long long)flen,
+                 (unsigned long)len);
+    check_on_disk(env, name, want, len);
+}
+
+static void flush_hands_every_byte_to_the_os(void **state)
+{
+    /* Lucene's IndexOutput.flush: after it the file's length is the
+     * position and a reader sees every byte, for every strategy (a direct
+     * output writes its unaligned tail); more writes continue the file */
+    tst_env *env = *state;
+    const size_t len = 3 * 4096 + 777 + (2u << 20);
+    uint8_t *data = tst_random_buffer(len, 2100);
+    /* 2 MiB: a direct output's full buffer was just handed to its writer, so
+     * nothing is buffered but a write may still be in flight */
+    const size_t cuts[] = {0, 2, 3, 4095, 4096, 4097, 5000, 12289 + 777, 65536, 65537,
+                           (1u << 20) + 5, 2u << 20, len};
+    for (size_t o = 0; o < N_OUT; o++) {
+        nd_handle out;
+        assert_status(ND_OK, nd_create_output(env->dir, "flushed", out_flags[o] | ND_IO_OVERWRITE, &out));
+        size_t at = 0;
+        for (size_t c = 0; c < sizeof(cuts) / sizeof(cuts[0]); c++) {
+            assert_status((int64_t)(cuts[c] - at), nd_write_bytes(out, data + at, (int64_t)(cuts[c] - at)));
+            at = cuts[c];
+            assert_status(ND_OK, nd_output_flush(out));
+            assert_status((int64_t)at, nd_output_position(out));
+            assert_file_is(env, "flushed", data, at);
+            if (at > 0) /* the bytes are readable through an input of this very file */
+                assert_int_equal(tst_verify_input(env->dir, "flushed", 0, data, at), 0);
+            assert_status(ND_OK, nd_output_flush(out)); /* again, nothing new: still right */
+            assert_file_is(env, "flushed", data, at);
+            if (c % 3 == 2) { /* a sync after a flush: the same bytes, durable */
+                assert_status(ND_OK, nd_output_sync(out));
+                assert_file_is(env, "flushed", data, at);
+            }
+        }
+        assert_status(zlib_crc(data, len), nd_output_crc32(out));
+        assert_status(ND_OK, nd_close(out));
+        assert_file_is(env, "flushed", data, len);
+        for (size_t i = 0; i < N_IN; i++)
+            assert_int_equal(tst_verify_input(env->dir, "flushed", in_flags[i], data, len), 0);
+    }
+    free(data);
+}
+
+/* A model of what an output with seek must leave in its file: FileStream's
+ * (and RandomAccessFile's) semantics, under Lucene's IndexOutput.seek. */
+typedef struct {
+    uint8_t *file;  /* expected content, cap bytes */
+    size_t cap, end, pos;
+    uLong crc;      /* over every byte written, in order */
+} out_model;
+
+static void model_write(out_model *m, const uint8_t *src, size_t n)
+{
+    memcpy(m->file + m->pos, src, n);
+    m->pos += n;
+    if (m->pos > m->end)
+        m->end = m->pos;
+    m->crc = crc32(m->crc, src, (uInt)n);
+}
+
+static uint64_t next_rand(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+static void seek_rewrites_like_a_file_stream(void **state)
+{
+    tst_env *env = *state;
+    const size_t cap = 3u << 20;
+    uint8_t *src = tst_random_buffer(cap, 2200);
+    for (size_t o = 0; o < N_OUT; o++) {
+        for (uint64_t seed = 1; seed <= 6; seed++) {
+            out_model m = {calloc(1, cap), cap, 0, 0, crc32(0L, Z_NULL, 0)};
+            assert_non_null(m.file);
+            uint64_t x = seed * 0x9E3779B97F4A7C15ull + o;
+            nd_handle out;
+            assert_status(ND_OK, nd_create_output(env->dir, "sought", out_flags[o] | ND_IO_OVERWRITE, &out));
+            int32_t start = nd_output_strategy(out);
+            int sought = 0;
+            for (int step = 0; step < 40; step++) {
+                uint64_t r = next_rand(&x);
+                size_t n;
+                switch (r % 8) {
+                case 0: case 1: case 2: /* a write: small, or big enough to fill buffers */
+                    n = (r >> 8) % (r % 8 == 2 ? (1u << 20) + 7 : 9000);
+                    if (m.pos + n > cap - 100)
+                        n = 0;
+                    assert_status((int64_t)n, nd_write_bytes(out, src + (r >> 3) % 4096, (int64_t)n));
+                    model_write(&m, src + (r >> 3) % 4096, n);
+                    break;
+                case 3: /* a few single bytes */
+                    for (n = 0; n < 5 && m.pos < cap - 100; n++) {
+                        assert_status(ND_OK, nd_write_byte(out, (uint8_t)(r >> (8 * n))));
+                        uint8_t b = (uint8_t)(r >> (8 * n));
+                        model_write(&m, &b, 1);
+                    }
+                    break;
+                case 4: case 5: { /* seek back, to the end, or past it (zeros in between) */
+                    size_t to = (r >> 8) % (m.end + 50);
+                    if (r % 8 == 5)
+                        to = m.end;
+                    if (to >= cap - (1u << 20) - 200)
+                        to = m.end;
+                    if (to > m.end) /* a gap reads as zeros: the model's calloc has them */
+                        memset(m.file + m.end, 0, to - m.end);
+                    assert_status(ND_OK, nd_output_seek(out, (int64_t)to));
+                    sought |= to != m.pos;
+                    m.pos = to;
+                    break;
+                }
+                case 6: /* flush: the file is the model now */
+                    assert_status(ND_OK, nd_output_flush(out));
+                    assert_file_is(env, "sought", m.file, m.end);
+                    break;
+                default:
+                    assert_status(ND_OK, nd_output_sync(out));
+                    assert_file_is(env, "sought", m.file, m.end);
+                    break;
+                }
+                assert_status((int64_t)m.pos, nd_output_position(out));
+                assert_status((int64_t)(m.crc & 0xFFFFFFFFu), nd_output_crc32(out));
+            }
+            /* a direct output that moved its cursor writes drop-behind from then on */
+            int32_t want = start == ND_STRATEGY_DIRECT && sought ? ND_STRATEGY_DROP_BEHIND : start;
+            assert_status(want, nd_output_strategy(out));
+            assert_status(ND_OK, nd_close(out));
+            assert_file_is(env, "sought", m.file, m.end);
+            for (size_t i = 0; i < N_IN; i++)
+                if (m.end > 0)
+                    assert_int_equal(tst_verify_input(env->dir, "sought", in_flags[i], m.file, m.end), 0);
+            free(m.file);
+        }
+    }
+    free(src);
+}
+
+static void seek_like_lucene_3x_term_infos(void **state)
+{
+    /* TermInfosWriter's close: seek(4), rewrite the 8-byte count, close */
+    tst_env *env = *state;
+    const size_t len = (1u << 20) + 4099;
+    uint8_t *data = tst_random_buffer(len, 2300);
+    for (size_t o = 0; o < N_OUT; o++) {
+        nd_handle out;
+        assert_status(ND_OK, nd_create_output(env->dir, "tis", out_flags[o] | ND_IO_OVERWRITE, &out));
+        int32_t start = nd_output_strategy(out);
+        assert_status((int64_t)len, nd_write_bytes(out, data, (int64_t)len));
+        assert_status(ND_OK, nd_output_seek(out, (int64_t)len)); /* here already: nothing changes */
+        assert_status(start, nd_output_strategy(out));
+        assert_status(ND_E_INVALID_ARGUMENT, nd_output_seek(out, -1));
+        assert_status((int64_t)len, nd_output_position(out)); /* a refused seek fails nothing */
+        assert_status(ND_OK, nd_output_seek(out, 4));
+        assert_status(4, nd_output_position(out));
+        assert_status(8, nd_write_bytes(out, "COUNT=42", 8));
+        assert_status(12, nd_output_position(out));
+        uLong crc = crc32(crc32(crc32(0L, Z_NULL, 0), data, (uInt)len), (const Bytef *)"COUNT=42", 8);
+        assert_status((int64_t)crc, nd_output_crc32(out));
+        assert_status(ND_OK, nd_close(out));
+        memcpy(data + 4, "COUNT=42", 8);
+        assert_file_is(env, "tis", data, len);
+        memcpy(data + 4, data + 100, 8); /* a different patch for the next strategy */
     }
     free(data);
 }
@@ -275,6 +454,8 @@ static void calls_after_close(void **state)
         assert_status(ND_E_BAD_HANDLE, nd_output_position(out));
         assert_status(ND_E_BAD_HANDLE, nd_output_crc32(out));
         assert_status(ND_E_BAD_HANDLE, nd_output_sync(out));
+        assert_status(ND_E_BAD_HANDLE, nd_output_flush(out));
+        assert_status(ND_E_BAD_HANDLE, nd_output_seek(out, 0));
         assert_status(ND_E_BAD_HANDLE, nd_output_strategy(out));
         assert_status(ND_E_BAD_HANDLE, nd_close(out));
         check_on_disk(env, "closed", (const uint8_t *)"12345", 5);
@@ -466,6 +647,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(every_strategy_size_and_chunking, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(sync_then_more_writes, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(flush_hands_every_byte_to_the_os, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(seek_rewrites_like_a_file_stream, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(seek_like_lucene_3x_term_infos, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(create_and_overwrite, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(overwrite_keeps_old_readers_reading, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(refused_flags, tst_setup, tst_teardown),

@@ -49,6 +49,21 @@ typedef int64_t nd_handle;
 /** The ABI this header describes. Bumped only by an incompatible change. */
 #define ND_ABI_VERSION 1
 
+/*
+ * Symbol versions. Every function below belongs to the version node named by
+ * the last "ND_NODE" marker above it; the build reads these markers to write
+ * the linker's version script, and check_exports verifies each symbol's node.
+ *   ND_1            what 0.1 shipped: frozen, never changed or removed.
+ *   ND_1.1          stable additions since (inherit ND_1).
+ *   ND_EXPERIMENTAL calls that may still change: rings, nd_read_cached and new
+ *                   calls until two bindings use them and they are measured.
+ *                   Binding them is allowed; relying on their exact shape
+ *                   across minor versions is not. (0.1.0 exported the rings
+ *                   and nd_read_cached as ND_1; they moved here before 1.0.)
+ */
+
+/* ND_NODE ND_1 */
+
 /** The ABI version the loaded library implements (compare to ND_ABI_VERSION). */
 ND_EXTERN int32_t nd_abi_version(void);
 
@@ -214,16 +229,9 @@ ND_EXTERN int32_t nd_input_slice(nd_handle input, int64_t offset, int64_t len,
 /** The ND_STRATEGY_* the input reads with, or < 0. */
 ND_EXTERN int32_t nd_input_strategy(nd_handle input);
 
-/**
- * The size in bytes (>= 1) of the cursor buffer the library gives this input
- * (allocated on first use), chosen from its strategy and access flags and
- * never larger than the input when buffered: a binding that keeps a cursor
- * buffer of its own sizes it with this, so the choice is made in one place.
- */
-ND_EXTERN int64_t nd_input_buffer_size(nd_handle input);
-
 /* ------------------------------------------------------------------------ */
-/* Outputs: append-only, one writer per handle (calls are serialised).       */
+/* Outputs: written front to back (only nd_output_seek moves the cursor);  */
+/* one writer per handle (calls are serialised).                             */
 /* ------------------------------------------------------------------------ */
 
 /** Creates `name` (ND_E_EXISTS if present unless ND_IO_OVERWRITE). ND_IO_MERGE writes with direct I/O. */
@@ -236,7 +244,7 @@ ND_EXTERN int64_t nd_write_bytes(nd_handle output, const void *src, int64_t len)
 /** Appends one byte. */
 ND_EXTERN int32_t nd_write_byte(nd_handle output, uint8_t b);
 
-/** Bytes written so far (the file's length once closed); after a failed write or sync, that failure's status. */
+/** Bytes written so far (the file's length once closed): where the next byte goes, after an nd_output_seek the cursor; after a failed write or sync, that failure's status. */
 ND_EXTERN int64_t nd_output_position(nd_handle output);
 
 /** zlib's CRC-32 of every byte written so far (0..0xFFFFFFFF); after a failed write or sync, that failure's status. */
@@ -251,6 +259,60 @@ ND_EXTERN int32_t nd_output_sync(nd_handle output);
 
 /** The ND_STRATEGY_* the output writes with, or < 0. */
 ND_EXTERN int32_t nd_output_strategy(nd_handle output);
+
+/* ------------------------------------------------------------------------ */
+/* Closing.                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Closes any handle. An output flushes (and for direct I/O truncates to its
+ * logical length) and reports a failure of that final flush; it does not
+ * fsync (call nd_output_sync first). A second close gets ND_E_BAD_HANDLE.
+ * Closing a directory leaves its inputs, outputs and locks working. Closing
+ * a ring wakes its reaper, waits for the reads in flight to finish (their
+ * buffers are not written after it returns) and drops their completions.
+ */
+ND_EXTERN int32_t nd_close(nd_handle handle);
+
+/* ------------------------------------------------------------------------ */
+/* ND_NODE ND_1.1: stable additions.                                         */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Hands every byte written so far to the OS, without an fsync: afterwards
+ * the file's length (nd_file_length, a new input) is the output's position
+ * (after an nd_output_seek back, the furthest byte written) and readers see
+ * every byte. A direct output writes its unaligned tail padded to the block
+ * and truncates the file back to its length; the tail stays buffered, so
+ * later writes extend it, and a flush or sync with nothing new since writes
+ * nothing again. Cheap when nothing is buffered. Durability is nd_output_sync.
+ */
+ND_EXTERN int32_t nd_output_flush(nd_handle output);
+
+/* ------------------------------------------------------------------------ */
+/* ND_NODE ND_EXPERIMENTAL: calls that may still change.                     */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Moves the output's cursor to `pos` (>= 0): the following writes overwrite
+ * the file from there (a position past the end leaves zeros in between),
+ * like a file stream's seek under Lucene's deprecated IndexOutput.seek. The
+ * buffered bytes are handed to the OS first. Afterwards nd_output_position is
+ * the cursor; the file keeps its furthest byte written (it never shrinks);
+ * nd_output_crc32 goes on covering every byte written, in the order written,
+ * not the file's content. Seeking to the current position changes nothing.
+ * A direct output turns into a drop-behind one (nd_output_strategy says so):
+ * rewrites are small and unaligned.
+ */
+ND_EXTERN int32_t nd_output_seek(nd_handle output, int64_t pos);
+
+/**
+ * The size in bytes (>= 1) of the cursor buffer the library gives this input
+ * (allocated on first use), chosen from its strategy and access flags and
+ * never larger than the input when buffered: a binding that keeps a cursor
+ * buffer of its own sizes it with this, so the choice is made in one place.
+ */
+ND_EXTERN int64_t nd_input_buffer_size(nd_handle input);
 
 /* ------------------------------------------------------------------------ */
 /* Asynchronous reads. A ring takes positional reads and reports them done,  */
@@ -315,20 +377,6 @@ ND_EXTERN int32_t nd_ring_reap(nd_handle ring, uint64_t *tags, int64_t *results,
 
 /** Reads submitted and not yet reaped, or < 0. */
 ND_EXTERN int32_t nd_ring_in_flight(nd_handle ring);
-
-/* ------------------------------------------------------------------------ */
-/* Closing.                                                                  */
-/* ------------------------------------------------------------------------ */
-
-/**
- * Closes any handle. An output flushes (and for direct I/O truncates to its
- * logical length) and reports a failure of that final flush; it does not
- * fsync (call nd_output_sync first). A second close gets ND_E_BAD_HANDLE.
- * Closing a directory leaves its inputs, outputs and locks working. Closing
- * a ring wakes its reaper, waits for the reads in flight to finish (their
- * buffers are not written after it returns) and drops their completions.
- */
-ND_EXTERN int32_t nd_close(nd_handle handle);
 
 #ifdef __cplusplus
 }

@@ -100,6 +100,11 @@ int32_t nd__os_writer_start(nd_os_writer *w, const void *buf, size_t len, int64_
 int32_t nd__os_writer_wait(nd_os_writer *w);
 void nd__os_writer_free(nd_os_writer *w); /* waits for a write in flight first */
 
+/* Turns direct I/O off on an open file (it may replace *f with a new handle
+ * on the same file and close the old one): later transfers need no
+ * alignment and go through the page cache. */
+int32_t nd__os_file_undirect(nd_os_file *f, const char *what);
+
 /* Alignment that direct I/O on `f` needs for offsets, lengths and buffers,
  * asked from the file system. */
 uint32_t nd__os_direct_alignment(nd_os_file f);

@@ -1,6 +1,7 @@
 /*
- * output.c - append-only outputs: buffered, direct (merge) or drop-behind,
- * with a running zlib CRC-32.
+ * output.c - outputs written front to back: buffered, direct (merge) or
+ * drop-behind, with a running zlib CRC-32. nd_output_seek (Lucene's
+ * deprecated IndexOutput.seek) moves the cursor back for small rewrites.
  *
  * Failures stick: once a write or a sync has failed, every later write, sync
  * and the close report it, so no call can claim success for bytes that never
@@ -29,6 +30,7 @@ typedef struct {
     uint8_t *spare;   /* direct with a writer: the other buffer, possibly in flight */
     nd_os_writer *writer;
     size_t cap, used;
+    size_t tail_in_file; /* direct: bytes of buf already written as a padded tail */
     int64_t flushed;  /* file offset of buf[0]: bytes before it are in the file */
     int64_t dropped;  /* drop-behind: bytes already advised out of the cache */
     uLong crc;
@@ -55,10 +57,18 @@ static int32_t still_failed(nd_output *o, const char *call)
  * buffer so that later writes extend the same aligned block. */
 static int32_t flush(nd_output *o, int tail)
 {
-    if (o->used == 0)
-        return ND_OK;
     int32_t rc;
+    if (o->used == 0) {
+        /* nothing buffered, but the last full buffer's write may be in flight:
+         * a flush or sync covers it only once it has landed */
+        if (tail && o->writer != NULL && (rc = nd__os_writer_wait(o->writer)) != ND_OK)
+            return fail_for_good(o, rc);
+        return ND_OK;
+    }
     if (o->strategy == ND_STRATEGY_DIRECT) {
+        /* nothing written since the last tail write: the file has it all */
+        if (tail && o->used == o->tail_in_file)
+            return ND_OK;
         size_t span = o->used;
         if (o->writer != NULL) {
             /* the previous buffer's write must be done before anything else
@@ -72,6 +82,7 @@ static int32_t flush(nd_output *o, int tail)
                     return fail_for_good(o, rc);
                 o->flushed += (int64_t)o->used;
                 o->used = 0;
+                o->tail_in_file = 0;
                 uint8_t *next = o->spare;
                 o->spare = o->buf;
                 o->buf = next;
@@ -90,6 +101,9 @@ static int32_t flush(nd_output *o, int tail)
         if (!tail || span == o->used) {
             o->flushed += (int64_t)o->used;
             o->used = 0;
+            o->tail_in_file = 0;
+        } else {
+            o->tail_in_file = o->used;
         }
         return ND_OK;
     }
@@ -284,6 +298,61 @@ static int32_t nd_output_sync_impl(nd_handle output)
     return rc;
 }
 
+static int32_t nd_output_flush_impl(nd_handle output)
+{
+    nd_output *o;
+    int32_t rc = enter(output, "nd_output_flush", &o);
+    if (rc != ND_OK)
+        return rc;
+    /* the same tail write a sync does, so a sync after it writes nothing again */
+    rc = o->failed != ND_OK ? still_failed(o, "nd_output_flush") : flush(o, 1);
+    leave(output, o);
+    return rc;
+}
+
+/* A direct output cannot rewrite a few bytes in the middle of a block
+ * without reading the block back first; a seek is rare (Lucene 3.x's term
+ * dictionary header) so the output just stops being direct: its tail goes to
+ * the file, the descriptor drops direct I/O and the rest is drop-behind. */
+static int32_t leave_direct(nd_output *o)
+{
+    int32_t rc = flush(o, 1);
+    if (rc != ND_OK)
+        return rc;
+    if (o->writer != NULL) { /* flush(tail) waited for it: nothing is in flight */
+        nd__os_writer_free(o->writer);
+        o->writer = NULL;
+    }
+    rc = nd__os_file_undirect(&o->fd, o->name);
+    if (rc != ND_OK)
+        return fail_for_good(o, rc);
+    o->strategy = ND_STRATEGY_DROP_BEHIND;
+    o->flushed += (int64_t)o->used; /* the tail is in the file already */
+    o->used = 0;
+    o->tail_in_file = 0;
+    return ND_OK;
+}
+
+static int32_t nd_output_seek_impl(nd_handle output, int64_t pos)
+{
+    nd_output *o;
+    int32_t rc = enter(output, "nd_output_seek", &o);
+    if (rc != ND_OK)
+        return rc;
+    if (pos < 0)
+        rc = nd__fail(ND_E_INVALID_ARGUMENT, "nd_output_seek: '%s': negative position %lld",
+                      o->name, (long long)pos);
+    else if (o->failed != ND_OK)
+        rc = still_failed(o, "nd_output_seek");
+    else if (pos != o->flushed + (int64_t)o->used) {
+        rc = o->strategy == ND_STRATEGY_DIRECT ? leave_direct(o) : flush(o, 1);
+        if (rc == ND_OK)
+            o->flushed = pos; /* an empty buffer that starts at pos */
+    }
+    leave(output, o);
+    return rc;
+}
+
 #define OUTPUT_FLAGS \
     (ND_IO_RANDOM | ND_IO_SEQUENTIAL | ND_IO_MERGE | ND_IO_REQUIRE_DIRECT | ND_IO_OVERWRITE)
 
@@ -387,4 +456,14 @@ int32_t nd_write_byte(nd_handle output, uint8_t b)
 int32_t nd_output_sync(nd_handle output)
 {
     return (int32_t)nd__in_call("nd_output_sync", nd_output_sync_impl(output));
+}
+
+int32_t nd_output_flush(nd_handle output)
+{
+    return (int32_t)nd__in_call("nd_output_flush", nd_output_flush_impl(output));
+}
+
+int32_t nd_output_seek(nd_handle output, int64_t pos)
+{
+    return (int32_t)nd__in_call("nd_output_seek", nd_output_seek_impl(output, pos));
 }

@@ -43,12 +43,14 @@ namespace NativeDir.Lucene.Tests
         }
 
         [Fact]
-        public void CreatesItsFolderAndRefusesBadNames()
+        public void CreatesItsFolderOnFirstWriteAndRefusesBadNames()
         {
             using var t = new TestDir("mk");
             string p = Path.Combine(t.Path, "x", "y");
             using var d = new NativeFSDirectory(p);
-            Assert.True(System.IO.Directory.Exists(p));
+            Assert.False(System.IO.Directory.Exists(p)); // as FSDirectory: not until the first write
+            using (IndexOutput o = d.CreateOutput("first", IOContext.DEFAULT))
+                Assert.True(System.IO.Directory.Exists(p));
             Assert.Throws<ArgumentException>(() => d.CreateOutput("../escape", IOContext.DEFAULT));
             Assert.Throws<ArgumentException>(() => d.OpenInput("a/b", IOContext.DEFAULT));
         }

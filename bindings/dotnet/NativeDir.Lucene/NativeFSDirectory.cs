@@ -1,6 +1,7 @@
 using System;
 using System.Collections.Generic;
 using System.IO;
+using System.Threading;
 using Lucene.Net.Store;
 using LuceneDirectory = Lucene.Net.Store.Directory;
 
@@ -15,32 +16,62 @@ namespace NativeDir.Lucene
     /// </summary>
     public class NativeFSDirectory : FSDirectory
     {
-        private readonly NativeDirectory _native;
+        private readonly LazyNative _lazy;
         private readonly IoStrategyPolicy _policy;
         private readonly object _staleLock = new();
         // Written and not yet synced, like FSDirectory's stale files; the value is the output while
         // it is still open (then Sync goes through the writing handle), null once it is closed.
         private readonly Dictionary<string, NativeIndexOutput?> _stale = new(StringComparer.Ordinal);
 
-        /// <summary>Opens (creating it when missing) the directory at <paramref name="path"/>.</summary>
+        /// <summary>A directory at <paramref name="path"/>, with <see cref="NativeLockFactory"/>.
+        /// Like every FSDirectory, it creates a missing folder only on the first write (an output
+        /// or a lock); reading a missing folder throws <see cref="DirectoryNotFoundException"/>.
+        /// This is the constructor Lucene.NET's CommandLineUtil.NewFSDirectory looks for.</summary>
+        public NativeFSDirectory(DirectoryInfo path)
+            : this(path, null, null)
+        {
+        }
+
+        /// <summary>A directory at <paramref name="path"/> locked by <paramref name="lockFactory"/>
+        /// (null: <see cref="NativeLockFactory"/>).</summary>
+        public NativeFSDirectory(DirectoryInfo path, LockFactory? lockFactory)
+            : this(path, lockFactory, null)
+        {
+        }
+
+        /// <summary>A directory at <paramref name="path"/>; its folder is created on the first
+        /// write, as FSDirectory does.</summary>
         /// <param name="path">The index directory.</param>
         /// <param name="lockFactory">null for <see cref="NativeLockFactory"/> on this directory.</param>
         /// <param name="policy">null for the default <see cref="IoStrategyPolicy"/>.</param>
         public NativeFSDirectory(DirectoryInfo path, LockFactory? lockFactory = null, IoStrategyPolicy? policy = null)
-            : this(path, OpenNative(path), lockFactory, policy)
+            : this(path, new LazyNative(path ?? throw new ArgumentNullException(nameof(path))), lockFactory, policy)
         {
         }
 
-        /// <summary>Opens (creating it when missing) the directory at <paramref name="path"/>.</summary>
+        /// <summary>A directory at <paramref name="path"/>, with <see cref="NativeLockFactory"/>.</summary>
+        public NativeFSDirectory(string path)
+            : this(path, null, null)
+        {
+        }
+
+        /// <summary>A directory at <paramref name="path"/> locked by <paramref name="lockFactory"/>.</summary>
+        public NativeFSDirectory(string path, LockFactory? lockFactory)
+            : this(path, lockFactory, null)
+        {
+        }
+
+        /// <summary>A directory at <paramref name="path"/>; its folder is created on the first
+        /// write, as FSDirectory does.</summary>
         public NativeFSDirectory(string path, LockFactory? lockFactory = null, IoStrategyPolicy? policy = null)
             : this(new DirectoryInfo(path ?? throw new ArgumentNullException(nameof(path))), lockFactory, policy)
         {
         }
 
-        private NativeFSDirectory(DirectoryInfo path, NativeDirectory native, LockFactory? lockFactory, IoStrategyPolicy? policy)
+        private NativeFSDirectory(DirectoryInfo path, LazyNative native, LockFactory? lockFactory, IoStrategyPolicy? policy)
             : base(path, lockFactory ?? new NativeLockFactory(native))
         {
-            _native = native;
+            _lazy = native;
             _policy = policy ?? new IoStrategyPolicy();
             // our own factory locks in this very directory: plain "write.lock", as FSDirectory
             // names the locks of its own factories, not the lock-ID-prefixed name
@@ -48,15 +79,65 @@ namespace NativeDir.Lucene
                 LockFactory.LockPrefix = null;
         }
 
-        private static NativeDirectory OpenNative(DirectoryInfo path)
+        /// <summary>
+        /// The directory's native handle, opened on first use. Lucene creates an FSDirectory's
+        /// folder on the first write, not when the directory object is made, so a reader of a
+        /// mistyped path finds nothing and leaves nothing behind: reads open the handle without
+        /// creating the folder (and report it missing), writes and locks create it.
+        /// </summary>
+        internal sealed class LazyNative : IDisposable
         {
-            ArgumentNullException.ThrowIfNull(path);
-            // Lucene creates an FSDirectory's folder on first write; opening the handle needs it now.
-            return NativeDirectory.Open(path.FullName, create: true);
+            private readonly string _path;
+            private readonly object _gate = new();
+            private NativeDirectory? _dir;
+            private bool _disposed;
+
+            internal LazyNative(DirectoryInfo path) => _path = path.FullName;
+
+            internal string Path => _path;
+
+            /// <summary>The handle; with <paramref name="create"/> false, null when the folder is
+            /// missing.</summary>
+            internal NativeDirectory? Get(bool create)
+            {
+                NativeDirectory? d = Volatile.Read(ref _dir);
+                if (d != null)
+                    return d;
+                lock (_gate)
+                {
+                    if (_disposed)
+                        throw new ObjectDisposedException(nameof(NativeFSDirectory), $"the directory '{_path}' is closed");
+                    if (_dir != null)
+                        return _dir;
+                    try
+                    {
+                        d = NativeDirectory.Open(_path, create);
+                    }
+                    catch (DirectoryNotFoundException) when (!create)
+                    {
+                        return null;
+                    }
+                    Volatile.Write(ref _dir, d);
+                    return d;
+                }
+            }
+
+            internal NativeDirectory Existing() =>
+                Get(create: false) ?? throw new DirectoryNotFoundException($"directory '{_path}' does not exist");
+
+            public void Dispose()
+            {
+                lock (_gate)
+                {
+                    _disposed = true;
+                    _dir?.Dispose();
+                }
+            }
         }
 
-        /// <summary>The nativedir handle of the directory.</summary>
-        public NativeDirectory Native => _native;
+        /// <summary>The nativedir handle of the directory (opening it creates a missing
+        /// folder).</summary>
+        public NativeDirectory Native => _lazy.Get(create: true)!;
 
         /// <summary>The strategy chosen per IOContext.</summary>
         public IoStrategyPolicy Policy => _policy;
@@ -65,7 +146,7 @@ namespace NativeDir.Lucene
         public override string[] ListAll()
         {
             EnsureOpen();
-            return _native.ListAll();
+            return _lazy.Existing().ListAll();
         }
 
         /// <inheritdoc/>
@@ -73,21 +154,32 @@ namespace NativeDir.Lucene
         public override bool FileExists(string name)
         {
             EnsureOpen();
-            return _native.FileExists(name);
+            NativeDirectory? d = _lazy.Get(create: false);
+            if (d == null)
+            {
+                ArgumentNullException.ThrowIfNull(name);
+                return false;
+            }
+            return d.FileExists(name);
         }
 
         /// <inheritdoc/>
         public override long FileLength(string name)
         {
             EnsureOpen();
-            return _native.FileLength(name);
+            NativeDirectory? d = _lazy.Get(create: false);
+            if (d == null) // as FileInfo.Length: a file in a missing folder is a missing file
+                throw new FileNotFoundException($"'{name}' does not exist: directory '{_lazy.Path}' does not exist", name);
+            return d.FileLength(name);
         }
 
         /// <inheritdoc/>
         public override void DeleteFile(string name)
         {
             EnsureOpen();
-            _native.DeleteFile(name);
+            NativeDirectory d = _lazy.Get(create: false) ??
+                throw new FileNotFoundException($"Cannot delete '{name}': directory '{_lazy.Path}' does not exist", name);
+            d.DeleteFile(name);
             lock (_staleLock)
                 _stale.Remove(name);
         }
@@ -104,7 +196,7 @@ namespace NativeDir.Lucene
         private SharedFile Open(string name, IOContext context)
         {
             IoOptions flags = _policy.ForInput(context);
-            NativeInput input = _native.OpenInput(name, flags);
+            NativeInput input = _lazy.Existing().OpenInput(name, flags);
             try
             {
                 return new SharedFile(input, (flags & IoOptions.Mapped) != 0);
@@ -144,18 +236,19 @@ namespace NativeDir.Lucene
         {
             EnsureOpen();
             IoOptions flags = _policy.ForOutput(context);
+            NativeDirectory native = _lazy.Get(create: true)!; // like EnsureCanWrite: the first write makes the folder
             NativeOutput o;
             try
             {
-                o = _native.CreateOutput(name, flags);
+                o = native.CreateOutput(name, flags);
             }
             catch (NativeDirException e) when (e.StatusName == "ND_E_EXISTS")
             {
                 // Like FSDirectory.EnsureCanWrite: Lucene rewrites a name only when the old file
                 // is garbage (segments.gen). Delete and create, instead of IoOptions.Overwrite's
                 // write-aside-and-rename, which costs a rename and leaves nothing Lucene needs.
-                _native.DeleteFile(name);
-                o = _native.CreateOutput(name, flags);
+                native.DeleteFile(name);
+                o = native.CreateOutput(name, flags);
             }
             var output = new NativeIndexOutput(this, o, _policy.OutputBufferSize(flags));
             lock (_staleLock)
@@ -204,11 +297,11 @@ namespace NativeDir.Lucene
                         // closed meanwhile: all its bytes reached the OS; fsync by name below
                     }
                 }
-                _native.Sync(new[] { name });
+                _lazy.Existing().Sync(new[] { name });
             }
             if (toSync.Count == 0)
                 return;
-            _native.SyncDirectory();
+            _lazy.Existing().SyncDirectory();
             lock (_staleLock)
             {
                 foreach (var (name, output) in toSync)
@@ -219,7 +312,7 @@ namespace NativeDir.Lucene
         }
 
         /// <summary>Fsyncs one file through nativedir (FSDirectory's hook).</summary>
-        protected override void Fsync(string name) => _native.Sync(new[] { name });
+        protected override void Fsync(string name) => _lazy.Existing().Sync(new[] { name });
 
         /// <summary>Closes the directory handle; open inputs and outputs keep working until
         /// disposed.</summary>
@@ -227,7 +320,7 @@ namespace NativeDir.Lucene
         {
             base.Dispose(disposing);
             if (disposing)
-                _native.Dispose();
+                _lazy.Dispose();
         }
 
         /// <inheritdoc/>

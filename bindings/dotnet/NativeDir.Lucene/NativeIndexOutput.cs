@@ -17,7 +17,8 @@ namespace NativeDir.Lucene
         private readonly NativeOutput _out;
         private byte[]? _buf;
         private int _n;
-        private long _flushed;
+        private long _flushed; // bytes before _buf[0]: handed to the native output
+        private long _end;     // the furthest byte written before the last Seek
         private bool _disposed;
 
         internal NativeIndexOutput(NativeFSDirectory dir, NativeOutput output, int bufferSize)
@@ -92,19 +93,24 @@ namespace NativeDir.Lucene
         private void Native(ReadOnlySpan<byte> src)
         {
             _out.Write(src);
-            _out.Flush(); // NativeOutput keeps small tails in its own buffer: hand them over now
             _flushed += src.Length;
         }
 
-        /// <summary>Hands the buffered bytes to the library (not an fsync: that is
+        /// <summary>Writes every buffered byte to the file, as Lucene's IndexOutput.Flush
+        /// promises: afterwards <see cref="Directory.FileLength"/> sees them (not an fsync: that is
         /// Directory.Sync).</summary>
-        public override void Flush() => FlushBuffer();
+        public override void Flush()
+        {
+            FlushBuffer();
+            _out.Flush();
+        }
 
         /// <inheritdoc/>
         public override long Position => _flushed + _n;
 
-        /// <inheritdoc/>
-        public override long Length => Position;
+        /// <summary>The file's length: the furthest byte written (after a <see cref="Seek"/>
+        /// back, more than <see cref="Position"/>), as FSDirectory's outputs report it.</summary>
+        public override long Length => Math.Max(_end, Position);
 
         /// <inheritdoc/>
         public override long Checksum
@@ -116,13 +122,21 @@ namespace NativeDir.Lucene
             }
         }
 
-        /// <summary>Outputs are append-only (Lucene 4.8 codecs never seek an output).</summary>
-        [Obsolete("Lucene 4.8 deprecates seeking outputs; this output is append-only.")]
+        /// <summary>
+        /// Lucene's deprecated random-access write, as FSDirectory's own outputs do it: the
+        /// following bytes overwrite the file from <paramref name="pos"/>; <see cref="Position"/>
+        /// moves there, <see cref="Length"/> keeps the furthest byte written, and
+        /// <see cref="Checksum"/> goes on covering every byte written, in the order written.
+        /// (Lucene 3.x's term dictionary writer rewrites its header this way.)
+        /// </summary>
+        [Obsolete("(4.1) this method will be removed in Lucene 5.0")]
         public override void Seek(long pos)
         {
-            if (pos == Position)
-                return;
-            throw new NotSupportedException($"'{Name}' is append-only: cannot seek to {pos} (at {Position})");
+            FlushBuffer();
+            long at = Position;
+            _out.Seek(pos);
+            _end = Math.Max(_end, at);
+            _flushed = pos;
         }
 
         /// <summary>Durable through this handle: used by Sync for outputs still open.</summary>

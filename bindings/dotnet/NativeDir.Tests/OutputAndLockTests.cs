@@ -18,6 +18,53 @@ namespace NativeDir.Tests
         }
 
         [Theory]
+        [InlineData(IoOptions.None)]
+        [InlineData(IoOptions.Merge)]
+        public void FlushPutsEveryByteInTheFile(IoOptions options)
+        {
+            // Stream.Flush's promise: buffered bytes reach the file, so its length is the position
+            byte[] data = Data.Make(3 << 20, seed: 21);
+            string path = Path.Combine(_tmp.Path, "flushed");
+            using NativeOutput o = _dir.CreateOutput("flushed", options);
+            int at = 0;
+            foreach (int cut in new[] { 2, 3, 4097, 70_000, (1 << 20) + 5, 2 << 20, 3 << 20 })
+            {
+                o.Write(data.AsSpan(at, cut - at));
+                at = cut;
+                o.Flush();
+                Assert.Equal(at, o.Position);
+                Assert.Equal(at, _dir.FileLength("flushed"));
+                using var f = new FileStream(path, FileMode.Open, FileAccess.Read, FileShare.ReadWrite);
+                var back = new byte[at];
+                f.ReadExactly(back);
+                Assert.True(data.AsSpan(0, at).SequenceEqual(back));
+            }
+        }
+
+        [Theory]
+        [InlineData(IoOptions.None)]
+        [InlineData(IoOptions.Merge)]
+        public void SeekRewritesAndTheChecksumCoversEveryWrite(IoOptions options)
+        {
+            byte[] data = Data.Make((1 << 20) + 777, seed: 22);
+            byte[] patch = { 1, 2, 3, 4, 5, 6, 7, 8 };
+            using (NativeOutput o = _dir.CreateOutput("sought", options))
+            {
+                o.Write(data);
+                Assert.Throws<ArgumentOutOfRangeException>(() => o.Seek(-1));
+                o.Seek(4);
+                Assert.Equal(4, o.Position);
+                o.Write(patch);
+                Assert.Equal(12, o.Position);
+                Assert.Equal(Data.Crc32([.. data, .. patch]), o.Checksum);
+                if (options == IoOptions.Merge) // rewrites are small and unaligned: no longer direct
+                    Assert.Equal(IoStrategy.DropBehind, o.Strategy);
+            }
+            patch.CopyTo(data, 4);
+            Assert.True(data.AsSpan().SequenceEqual(File.ReadAllBytes(Path.Combine(_tmp.Path, "sought"))));
+        }
+
+        [Theory]
         [InlineData(IoOptions.None, IoStrategy.Buffered)]
         [InlineData(IoOptions.Merge, IoStrategy.Direct)]
         public void WritesBytesSpansAndChecksums(IoOptions options, IoStrategy strategy)

@@ -5,10 +5,11 @@ using Native = NativeDir.Interop.nativedir;
 namespace NativeDir
 {
     /// <summary>
-    /// A file open for appending. One writer at a time. Small writes collect in an 8 KiB managed
-    /// buffer (a P/Invoke per byte would cost ~10x a buffered store); it reaches the native
-    /// library on <see cref="Flush"/>, <see cref="Sync"/>, <see cref="Checksum"/>, when full, and
-    /// on <see cref="Dispose"/>.
+    /// A file open for writing front to back. One writer at a time. Small writes collect in an
+    /// 8 KiB managed buffer (a P/Invoke per byte would cost ~10x a buffered store); it reaches the
+    /// native library on <see cref="Flush"/>, <see cref="Sync"/>, <see cref="Checksum"/>,
+    /// <see cref="Seek"/>, when full, and on <see cref="Dispose"/>; <see cref="Flush"/> also
+    /// hands the library's own buffer to the OS.
     /// </summary>
     public sealed unsafe class NativeOutput : IDisposable
     {
@@ -29,7 +30,8 @@ namespace NativeDir
         /// <summary>The file name.</summary>
         public string Name { get; }
 
-        /// <summary>Bytes written so far (the file's length once disposed).</summary>
+        /// <summary>Bytes written so far (the file's length once disposed); after
+        /// <see cref="Seek"/>, where the next byte goes.</summary>
         public long Position => _flushed + _n;
 
         /// <summary>How the output writes: buffered or direct.</summary>
@@ -50,12 +52,12 @@ namespace NativeDir
             }
         }
 
-        /// <summary>zlib's CRC-32 of every byte written so far.</summary>
+        /// <summary>zlib's CRC-32 of every byte written so far, in the order written.</summary>
         public uint Checksum
         {
             get
             {
-                Flush();
+                HandOver();
                 long h = Enter();
                 try
                 {
@@ -87,7 +89,7 @@ namespace NativeDir
         [MethodImpl(MethodImplOptions.NoInlining)]
         private void WriteByteSlow(byte b)
         {
-            Flush();
+            HandOver();
             _buf[0] = b;
             _n = 1;
         }
@@ -101,7 +103,7 @@ namespace NativeDir
                 _n += src.Length;
                 return;
             }
-            Flush();
+            HandOver();
             if (src.Length >= _buf.Length)
                 WriteNative(src);
             else
@@ -114,8 +116,56 @@ namespace NativeDir
         /// <summary>Appends all of <paramref name="src"/>.</summary>
         public void Write(ReadOnlyMemory<byte> src) => Write(src.Span);
 
-        /// <summary>Hands buffered bytes to the native library (no fsync: see <see cref="Sync"/>).</summary>
+        /// <summary>Hands every byte written so far to the OS (no fsync: see <see cref="Sync"/>):
+        /// afterwards the file's length is <see cref="Position"/> (after a <see cref="Seek"/> back,
+        /// the furthest byte written) and readers see every byte; a direct output writes its
+        /// tail.</summary>
         public void Flush()
+        {
+            HandOver();
+            long h = Enter();
+            try
+            {
+                int rc = Native.nd_output_flush(h);
+                if (rc < 0)
+                    throw Errors.For(rc, Name);
+            }
+            finally
+            {
+                _h.Exit();
+            }
+        }
+
+        /// <summary>
+        /// Moves the cursor to <paramref name="position"/> (0 or more): the following writes
+        /// overwrite the file from there, as a <see cref="System.IO.FileStream"/> does after a
+        /// seek (past the end, the gap reads as zeros). The file never shrinks;
+        /// <see cref="Checksum"/> goes on covering every byte written, in the order written.
+        /// A direct output writes drop-behind from then on. Experimental (nd_output_seek): for
+        /// Lucene's deprecated IndexOutput.Seek.
+        /// </summary>
+        public void Seek(long position)
+        {
+            if (position < 0)
+                throw new ArgumentOutOfRangeException(nameof(position), position, "a position is 0 or more");
+            HandOver();
+            long h = Enter();
+            try
+            {
+                int rc = Native.nd_output_seek(h, position);
+                if (rc < 0)
+                    throw Errors.For(rc, Name);
+                _flushed = position;
+            }
+            finally
+            {
+                _h.Exit();
+            }
+        }
+
+        /// <summary>Hands the managed buffer to the native library (which may keep it in its own
+        /// buffer).</summary>
+        private void HandOver()
         {
             if (_disposed)
                 throw Errors.Disposed(nameof(NativeOutput));
@@ -148,7 +198,7 @@ namespace NativeDir
         /// on return. After a failed sync every later sync fails too.</summary>
         public void Sync()
         {
-            Flush();
+            HandOver();
             long h = Enter();
             try
             {
@@ -178,7 +228,7 @@ namespace NativeDir
                 return;
             try
             {
-                Flush();
+                HandOver();
             }
             finally
             {

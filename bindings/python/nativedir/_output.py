@@ -85,6 +85,21 @@ class Output(io.RawIOBase):
             raise error(r)
         return int(r)
 
+    def flush(self) -> None:
+        """Hands every byte written so far to the OS, without an fsync.
+
+        Afterwards the file's length is :attr:`position` and readers see every
+        byte (a merge output writes its direct-I/O tail too). Durability is
+        :meth:`sync`.
+        """
+        h = self._h
+        if not h:  # closed (raises ValueError), or inside close(): nothing left to hand over
+            super().flush()
+            return
+        rc = lib.nd_output_flush(h)
+        if rc < 0:
+            raise error(rc)
+
     def sync(self) -> None:
         """Flushes and fsyncs through this handle: every byte written is durable on return."""
         rc = lib.nd_output_sync(self._handle())

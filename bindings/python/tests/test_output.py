@@ -52,6 +52,25 @@ def test_merge_output_keeps_logical_length(nd: nativedir.Directory, folder: Path
     assert (folder / "merged").read_bytes() == blob
 
 
+@pytest.mark.parametrize("merge", [False, True])
+def test_flush_makes_every_byte_visible(nd: nativedir.Directory, folder: Path,
+                                        merge: bool) -> None:
+    # io's flush contract: the bytes reach the file, so its length is the position
+    blob = pattern(3 << 20, seed=9)
+    with nd.create_output("flushed", merge=merge) as out:
+        at = 0
+        for cut in (2, 3, 4097, 70_000, (1 << 20) + 5, len(blob)):
+            out.write(memoryview(blob)[at:cut])
+            at = cut
+            out.flush()
+            assert out.position == at
+            assert nd.length("flushed") == at
+            assert (folder / "flushed").read_bytes() == blob[:at]
+    assert (folder / "flushed").read_bytes() == blob
+    with pytest.raises(ValueError):
+        out.flush()
+
+
 def test_overwrite(nd: nativedir.Directory, folder: Path) -> None:
     (folder / "f").write_bytes(b"old contents")
     with pytest.raises(FileExistsError):

@@ -356,6 +356,22 @@ void nd__os_advise(nd_os_file f, int64_t off, int64_t len, nd_advice advice)
 #endif
 }
 
+int32_t nd__os_file_undirect(nd_os_file *f, const char *what)
+{
+    int fd = (int)*f;
+#if defined(__APPLE__)
+    if (fcntl(fd, F_NOCACHE, 0) != 0)
+        return nd__fail_os(errno, "fcntl F_NOCACHE off '%s'", what);
+#elif defined(O_DIRECT)
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_DIRECT) != 0)
+        return nd__fail_os(errno, "fcntl O_DIRECT off '%s'", what);
+#else
+    (void)fd, (void)what;
+#endif
+    return ND_OK;
+}
+
 /* Where the file system does not say what O_DIRECT needs, st_blksize stands
  * in, but only up to this. st_blksize is the preferred I/O size, not a
  * requirement: NFS and CephFS report 1-4 MiB and take O_DIRECT at any

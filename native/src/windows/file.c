@@ -439,6 +439,21 @@ uint32_t nd__win_alignment(HANDLE h)
     return 4096;
 }
 
+int32_t nd__os_file_undirect(nd_os_file *f, const char *what)
+{
+    if (!(*f & ND_WIN_TAG_DIRECT))
+        return ND_OK;
+    /* FILE_FLAG_NO_BUFFERING is fixed at open: a second handle on the same
+     * file, opened without it, takes the old one's place */
+    HANDLE h = ReOpenFile(nd__win_handle(*f), GENERIC_READ | GENERIC_WRITE, ND_WIN_SHARE_ALL,
+                          FILE_FLAG_OVERLAPPED | FILE_FLAG_SEQUENTIAL_SCAN);
+    if (h == INVALID_HANDLE_VALUE)
+        return nd__fail_os((int)GetLastError(), "ReOpenFile '%s' buffered", what);
+    CloseHandle(nd__win_handle(*f));
+    *f = (nd_os_file)(intptr_t)h;
+    return ND_OK;
+}
+
 uint32_t nd__os_direct_alignment(nd_os_file f)
 {
     uint32_t forced = ND_FAULT_ALIGNMENT(); /* test builds only (fault.h); 0 otherwise */

@@ -2,6 +2,7 @@ package io.nativedir;
 
 import io.nativedir.jni.nativedir;
 import java.io.Closeable;
+import java.io.Flushable;
 import java.io.IOException;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -12,14 +13,14 @@ import java.util.Objects;
  * A new file being written, append only, by one thread at a time.
  *
  * <p>Single bytes and small writes collect in a Java buffer that reaches the library in one call;
- * {@link #position()} counts them, and {@link #crc32()}, {@link #sync()} and {@link #close()}
- * hand them over first, so a sync always covers every byte written before it.
+ * {@link #position()} counts them, and {@link #flush()}, {@link #crc32()}, {@link #sync()} and
+ * {@link #close()} hand them over first, so a sync always covers every byte written before it.
  *
  * <p>After {@link #close()}, every method but {@code close}, {@code name} and {@code toString}
  * throws {@link IllegalStateException}; closing twice is harmless. A failed write fails the
  * output for good (the library's rule), and close reports the failure of the final flush.
  */
-public final class NativeOutput implements Closeable {
+public final class NativeOutput implements Closeable, Flushable {
   private static final VarHandle HANDLE;
   private static final int BUFFER = 8 << 10;
 
@@ -139,6 +140,16 @@ public final class NativeOutput implements Closeable {
   public long crc32() throws IOException {
     flushBuffer();
     return nativedir.nd_output_crc32(handle());
+  }
+
+  /**
+   * Hands every byte written so far to the OS, without an fsync: afterwards the file's length is
+   * {@link #position()} and readers see every byte (a direct output writes its tail too).
+   */
+  @Override
+  public void flush() throws IOException {
+    flushBuffer();
+    nativedir.nd_output_flush(handle());
   }
 
   /** Makes every byte written so far durable (flush and fsync through this handle). */

@@ -56,6 +56,30 @@ public class NativeOutputTest {
   }
 
   @Test
+  public void flushMakesEveryByteVisibleToFileLength() throws IOException {
+    // Flushable's contract, and Lucene's IndexOutput.flush: the bytes reach the file, so its
+    // length is the position, for buffered and merge (direct) outputs alike
+    Path root = tmp.getRoot().toPath();
+    byte[] big = TestFiles.pattern(3 << 20, 5);
+    for (IOFlag[] flags : new IOFlag[][] {{}, {IOFlag.MERGE}}) {
+      String name = flags.length == 0 ? "buffered" : "merge";
+      try (NativeDirectory dir = NativeDirectory.open(root);
+           NativeOutput out = dir.createOutput(name, flags)) {
+        int at = 0;
+        for (int cut : new int[] {2, 3, 4097, 70_000, (1 << 20) + 5, 3 << 20}) {
+          out.write(big, at, cut - at);
+          at = cut;
+          out.flush();
+          assertEquals(name, at, out.position());
+          assertEquals(name, at, Files.size(root.resolve(name)));
+          byte[] file = Files.readAllBytes(root.resolve(name));
+          assertArrayEquals(name, java.util.Arrays.copyOf(big, at), file);
+        }
+      }
+    }
+  }
+
+  @Test
   public void syncCoversBufferedBytes() throws IOException {
     Path root = tmp.getRoot().toPath();
     try (NativeDirectory dir = NativeDirectory.open(root);
