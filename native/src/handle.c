@@ -68,6 +68,8 @@ static ND_HOT slot *slot_at(uint32_t index)
 
 int32_t nd__handle_new(nd_kind kind, nd_object *obj, nd_handle *out)
 {
+    if (ND_FAULT(ND_FAULT_HANDLE))
+        return nd__fail(ND_E_TOO_MANY_OPEN, "handle table: full (injected)");
     nd_mutex *m = lock_table();
     if (m == NULL)
         return nd__fail(ND_E_NO_MEMORY, "handle table: cannot create its lock");

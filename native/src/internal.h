@@ -8,8 +8,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fault.h"
 #include "nativedir.h"
 #include "os.h"
+
+#ifdef ND_FAULT_INJECTION
+/* the test variant: every allocation of the library can be made to fail (fault.h) */
+#  define malloc(n) nd__fault_malloc(n)
+#  define calloc(n, size) nd__fault_calloc(n, size)
+#  define realloc(p, n) nd__fault_realloc(p, n)
+#  define strdup(s) nd__fault_strdup(s)
+#endif
 
 #if defined(__GNUC__) || defined(__clang__)
 #  define ND_LIKELY(x) __builtin_expect(!!(x), 1)
