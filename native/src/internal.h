@@ -99,6 +99,13 @@ struct nd_object {
 /* Registers obj under a new handle of `kind`. On failure the caller still
  * owns obj. */
 int32_t nd__handle_new(nd_kind kind, nd_object *obj, nd_handle *out);
+/* nd__handle_new in two steps, for a caller with a step of its own that must
+ * come last (a replacing create's rename): reserve takes a slot (the only
+ * part that can fail; lookups cannot see it yet), then either publish, which
+ * cannot fail, or unreserve gives the slot back. */
+int32_t nd__handle_reserve(uint32_t *out_index);
+nd_handle nd__handle_publish(uint32_t index, nd_kind kind, nd_object *obj);
+void nd__handle_unreserve(uint32_t index);
 /* Takes a reference on the live object behind `h` if it is of `kind`;
  * ND_E_BAD_HANDLE (recorded, naming `call`) otherwise. */
 int32_t nd__handle_get(nd_handle h, nd_kind kind, const char *call, nd_object **out);

@@ -643,6 +643,8 @@ static void replace_sweep_drop_behind(void **state)
     fixture *fx = *state;
     char *mnt = rel_join(fx->root, "ramfs");
     assert_int_equal(mkdir(mnt, 0700), 0);
+    int counts[2]; /* the child's tally comes back through a pipe */
+    assert_int_equal(pipe(counts), 0);
     fflush(NULL);
     pid_t pid = fork();
     assert_true(pid >= 0);
@@ -656,10 +658,19 @@ static void replace_sweep_drop_behind(void **state)
         const char *why = replace_sweep(root, ND_IO_MERGE, ND_STRATEGY_DROP_BEHIND);
         if (why != NULL)
             fprintf(stderr, "drop-behind: %s\n", why);
-        printf("drop-behind sweep: %ld creates, %ld faults\n", replace_runs, replace_faults);
+        long tally[2] = {replace_runs, replace_faults};
+        if (write(counts[1], tally, sizeof(tally)) != (ssize_t)sizeof(tally))
+            _exit(1);
         fflush(NULL);
         _exit(why == NULL ? 0 : 1);
     }
+    close(counts[1]);
+    long tally[2] = {0, 0};
+    if (read(counts[0], tally, sizeof(tally)) == (ssize_t)sizeof(tally)) {
+        replace_runs = tally[0]; /* the child started from the parent's counts */
+        replace_faults = tally[1];
+    }
+    close(counts[0]);
     int st = 0;
     assert_int_equal(waitpid(pid, &st, 0), pid);
     rmdir(mnt);
