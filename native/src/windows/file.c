@@ -103,7 +103,7 @@ DWORD nd__win_error_from_errno(int e)
     case EMFILE:
     case ENFILE: return ERROR_TOO_MANY_OPEN_FILES;
     case EINVAL: return ERROR_INVALID_PARAMETER;
-    case EAGAIN: return ERROR_LOCK_VIOLATION;
+    case EAGAIN: return ERROR_NO_SYSTEM_RESOURCES; /* a thread or memory short for now */
     case ENOSYS: return ERROR_NOT_SUPPORTED;
     default: return ERROR_IO_DEVICE;
     }
@@ -272,9 +272,11 @@ int32_t nd__os_lock(nd_os_dir *dir, const char *name, nd_os_file *out)
     if (!LockFileEx(h, LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &ov)) {
         e = GetLastError();
         CloseHandle(h);
-        if (e == ERROR_LOCK_VIOLATION || e == ERROR_IO_PENDING)
-            return nd__fail_os(ERROR_LOCK_VIOLATION, "nd_lock: '%s' in '%s' is held", name,
-                               nd__os_dir_path(dir));
+        if (e == ERROR_LOCK_VIOLATION || e == ERROR_IO_PENDING) {
+            nd__fail_os(ERROR_LOCK_VIOLATION, "nd_lock: '%s' in '%s' is held", name,
+                        nd__os_dir_path(dir));
+            return ND_E_LOCKED;
+        }
         return nd__fail_os((int)e, "nd_lock: LockFileEx '%s' in '%s'", name,
                            nd__os_dir_path(dir));
     }
