@@ -146,14 +146,16 @@ static ND_HOT slot *decode(nd_handle h, uint32_t *gen, uint32_t *kind)
     return slot_at(index1 - 1);
 }
 
-static const char *kind_name(uint32_t kind)
+/* A kind with its article, for "handle 5 is an input, not a directory". */
+static const char *kind_phrase(uint32_t kind)
 {
     switch (kind) {
-    case ND_KIND_DIR: return "directory";
-    case ND_KIND_INPUT: return "input";
-    case ND_KIND_OUTPUT: return "output";
-    case ND_KIND_LOCK: return "lock";
-    default: return "unknown";
+    case ND_KIND_DIR: return "a directory";
+    case ND_KIND_INPUT: return "an input";
+    case ND_KIND_OUTPUT: return "an output";
+    case ND_KIND_LOCK: return "a lock";
+    case ND_KIND_RING: return "a ring";
+    default: return "of no known kind"; /* a slot's kind is always one of the above */
     }
 }
 
@@ -173,8 +175,8 @@ ND_HOT int32_t nd__handle_get(nd_handle h, nd_kind kind, const char *call, nd_ob
                     return ND_OK;
                 }
                 nd__handle_put(h);
-                return nd__fail(ND_E_BAD_HANDLE, "%s: handle %lld is a %s, not a %s", call,
-                                (long long)h, kind_name(hkind), kind_name((uint32_t)kind));
+                return nd__fail(ND_E_BAD_HANDLE, "%s: handle %lld is %s, not %s", call,
+                                (long long)h, kind_phrase(hkind), kind_phrase((uint32_t)kind));
             }
         }
     }
