@@ -8,8 +8,9 @@
  * (nd__os_pread) on a few worker threads, and two completion ports are the
  * queues: one carries slot indexes to the workers, the other carries
  * finished ones to the reaper. A port queues without allocating, wakes
- * exactly one waiter per packet and has timed waits built in. The backend
- * therefore reports ND_RING_THREADS, not ND_RING_IOCP.
+ * exactly one waiter per packet and has timed waits built in. The reads
+ * themselves are blocking reads on threads, so the backend reports
+ * ND_RING_THREADS; ND_RING_IOCP stays reserved in the header, never returned.
  */
 #include <errno.h>
 #include <stdlib.h>
