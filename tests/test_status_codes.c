@@ -365,8 +365,8 @@ static int no_memory_child(void *ctx)
 static void no_memory(void **state)
 {
     /* A mapping larger than the address space left under RLIMIT_AS fails with
-     * ENOMEM; malloc failures inside the library are not provoked (that would
-     * need an allocator hook the library does not have). */
+     * ENOMEM. Failing allocations inside the library are provoked by the
+     * fault build (tests/reliability), a failing thread by the case below. */
     tst_env *env = *state;
     char path[TST_PATH_MAX];
     if (tst_truncate(tst_join(path, sizeof(path), env->dir_path, "huge"), (int64_t)16 << 30) != 0) {

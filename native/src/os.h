@@ -5,7 +5,8 @@
  * once; everything that touches the OS goes through these functions, which
  * live in posix/ (Linux and macOS) and windows/. Each returns ND_OK or an
  * ND_E_* status and, on failure, has already recorded the message with
- * nd__set_os_error() so that the thread's last error names the OS call.
+ * nd__fail_os() (internal.h) so that the thread's last error names the OS
+ * call and carries its error code.
  * EINTR and short transfers are retried inside.
  */
 #ifndef ND_OS_H

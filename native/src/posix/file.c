@@ -143,11 +143,16 @@ int32_t nd__os_lock(nd_os_dir *dir, const char *name, nd_os_file *out)
     if (fd < 0)
         return nd__fail_os(errno, "nd_lock: open '%s' in '%s'", name, nd__os_dir_path(dir));
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) != 0) {
         int e = errno;
         close(fd);
-        return nd__fail_os(e == EIO ? EIO : EACCES, "nd_lock: '%s' in '%s' is not a regular file",
-                           name, nd__os_dir_path(dir));
+        return nd__fail_os(e, "nd_lock: fstat '%s' in '%s'", name, nd__os_dir_path(dir));
+    }
+    if (!S_ISREG(st.st_mode)) { /* errno says nothing here: fstat succeeded */
+        close(fd);
+        return nd__fail_os(S_ISDIR(st.st_mode) ? EISDIR : EACCES,
+                           "nd_lock: '%s' in '%s' is not a regular file", name,
+                           nd__os_dir_path(dir));
     }
 #ifdef F_OFD_SETLK
     /* open-file-description locks belong to this open, not to the process, so
