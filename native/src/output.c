@@ -334,8 +334,8 @@ static int32_t nd_create_output_impl(nd_handle dir, const char *name, uint32_t f
             else
                 rc = ND_OK; /* fall back to drop-behind below */
         }
-        /* a refused direct open leaves nothing behind (the OS layer removes a
-         * file it created and truncates only after direct I/O was granted) */
+        /* a refused direct open leaves nothing behind: the OS layer removes
+         * the file it had just created */
     }
     if (rc == ND_OK && o->fd == ND_OS_FILE_INVALID) {
         rc = replace ? nd__os_create_aside(d->os, name, 0, &o->fd, tmp)
