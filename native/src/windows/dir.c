@@ -556,7 +556,9 @@ int32_t nd__os_rename(nd_os_dir *dir, const char *from, const char *to)
              * first. Another thread replacing the same name can put a new open
              * target there (or take the old one away) between those steps, so a
              * refusal is tried again a few times before it counts. */
-            for (int attempt = 0; attempt < 8 && !ok; attempt++) {
+            for (int attempt = 0; attempt < 16 && !ok; attempt++) {
+                if (attempt > 1)
+                    Sleep((DWORD)attempt); /* let the other replacer finish its steps */
                 ok = MoveFileExW(src, dst, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH);
                 if (ok)
                     break;
