@@ -500,6 +500,7 @@ typedef struct {
     tst_env *env;
     int id;
     int32_t status;
+    char why[300]; /* the failing thread's own last error */
 } replacer;
 
 static void *replace_name(void *arg)
@@ -518,6 +519,8 @@ static void *replace_name(void *arg)
         if (r->status == ND_OK)
             r->status = closed;
     }
+    if (r->status != ND_OK)
+        snprintf(r->why, sizeof(r->why), "%s", nd_last_error_message());
     return NULL;
 }
 
@@ -529,12 +532,13 @@ static void concurrent_overwrites_of_one_name(void **state)
     replacer r[N];
     pthread_t th[N];
     for (int i = 0; i < N; i++) {
-        r[i] = (replacer){env, i, ND_OK};
+        r[i] = (replacer){env, i, ND_OK, ""};
         assert_int_equal(pthread_create(&th[i], NULL, replace_name, &r[i]), 0);
     }
     for (int i = 0; i < N; i++) {
         pthread_join(th[i], NULL);
-        assert_status(ND_OK, r[i].status);
+        if (r[i].status != ND_OK)
+            fail_msg("replacer %d: %s: %s", i, nd_status_name(r[i].status), r[i].why);
     }
     char path[TST_PATH_MAX];
     size_t len = 0;

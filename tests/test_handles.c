@@ -208,6 +208,33 @@ static void single_bit_changes_never_reach_an_object(void **state)
     close_ring(k.ring);
 }
 
+/* A kind with its article, as the messages say it. */
+static const char *kind_phrase(char kind)
+{
+    switch (kind) {
+    case 'd': return "a directory";
+    case 'i': return "an input";
+    case 'o': return "an output";
+    case 'l': return "a lock";
+    default: return "a ring";
+    }
+}
+
+/* Refused, and the message names the call and both kinds, each with its article. */
+static void refused_as_wrong_kind(int c, nd_handle h, char have)
+{
+    int64_t rc = call_with(c, h);
+    if (rc != ND_E_BAD_HANDLE)
+        fail_msg("%s(%s handle) returned %lld, not ND_E_BAD_HANDLE", call_name(c),
+                 kind_phrase(have), (long long)rc);
+    char want[64];
+    snprintf(want, sizeof(want), "is %s, not %s", kind_phrase(have), kind_phrase(kind_of_call(c)));
+    const char *m = nd_last_error_message();
+    if (strstr(m, call_name(c)) == NULL || strstr(m, want) == NULL)
+        fail_msg("%s given %s: the message \"%s\" should name the call and say \"%s\"",
+                 call_name(c), kind_phrase(have), m, want);
+}
+
 static void wrong_kind_for_every_call(void **state)
 {
     tst_env *env = *state;
@@ -216,14 +243,14 @@ static void wrong_kind_for_every_call(void **state)
     for (int c = 0; c < N_CALLS; c++) {
         char want = kind_of_call(c);
         if (want != 'd')
-            assert_status(ND_E_BAD_HANDLE, call_with(c, k.dir));
+            refused_as_wrong_kind(c, k.dir, 'd');
         if (want != 'i')
-            assert_status(ND_E_BAD_HANDLE, call_with(c, k.input));
+            refused_as_wrong_kind(c, k.input, 'i');
         if (want != 'o')
-            assert_status(ND_E_BAD_HANDLE, call_with(c, k.output));
-        if (want != 'r')
-            assert_status(ND_E_BAD_HANDLE, call_with(c, k.ring));
-        assert_status(ND_E_BAD_HANDLE, call_with(c, k.lock)); /* a lock takes no call but close */
+            refused_as_wrong_kind(c, k.output, 'o');
+        if (want != 'r' && k.ring != 0)
+            refused_as_wrong_kind(c, k.ring, 'r');
+        refused_as_wrong_kind(c, k.lock, 'l'); /* a lock takes no call but close */
     }
     /* refusing a wrong-kind call neither closed nor leaked the object */
     assert_int_equal(nd_list(k.dir, NULL, 0), (int64_t)sizeof("f") + (int64_t)sizeof("o") +

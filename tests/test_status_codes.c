@@ -365,8 +365,8 @@ static int no_memory_child(void *ctx)
 static void no_memory(void **state)
 {
     /* A mapping larger than the address space left under RLIMIT_AS fails with
-     * ENOMEM; malloc failures inside the library are not provoked (that would
-     * need an allocator hook the library does not have). */
+     * ENOMEM. Failing allocations inside the library are provoked by the
+     * fault build (tests/reliability), a failing thread by the case below. */
     tst_env *env = *state;
     char path[TST_PATH_MAX];
     if (tst_truncate(tst_join(path, sizeof(path), env->dir_path, "huge"), (int64_t)16 << 30) != 0) {
@@ -385,6 +385,65 @@ static void no_memory(void **state)
     }
     assert_int_equal(rc, 0);
     saw(ND_E_NO_MEMORY);
+}
+
+/* A thread the library cannot start (pthread_create: EAGAIN under
+ * RLIMIT_NPROC) is a resource running out, ND_E_NO_MEMORY: never ND_E_LOCKED,
+ * which only a held lock may say, though both come from EAGAIN. */
+static int thread_limit_child(void *ctx)
+{
+    tst_env *env = ctx;
+    nd_handle lock, again;
+    /* the lock first: a held lock is still ND_E_LOCKED */
+    if (nd_lock(env->dir, "write.lock", &lock) != ND_OK)
+        return 90;
+    if (nd_lock(env->dir, "write.lock", &again) != ND_E_LOCKED)
+        return 1;
+    /* root is exempt from RLIMIT_NPROC: become nobody first (the limit counts
+     * a user's threads, and this process is already one) */
+    if (geteuid() == 0 && setresuid(65534, 65534, 65534) != 0)
+        return 77;
+    struct rlimit rl = {1, 1};
+    if (setrlimit(RLIMIT_NPROC, &rl) != 0)
+        return 91;
+    const uint32_t flags[] = {0, ND_RING_FORCE_THREADS};
+    for (int i = 0; i < 2; i++) {
+        nd_handle ring = 5;
+        int32_t rc = nd_ring_open(4, flags[i], &ring);
+        if (rc == ND_OK)
+            return 92; /* the limit did not stop the thread */
+        if (rc != ND_E_NO_MEMORY || ring != 0) {
+            fprintf(stderr, "nd_ring_open(flags %u) under RLIMIT_NPROC: %s (%s)\n", flags[i],
+                    nd_status_name(rc), nd_last_error_message());
+            return 2;
+        }
+        if (nd_last_os_error() != EAGAIN || strstr(nd_last_error_message(), "nd_ring_open") == NULL ||
+            strstr(nd_last_error_message(), "thread") == NULL) {
+            fprintf(stderr, "message: %s (os error %d)\n", nd_last_error_message(),
+                    nd_last_os_error());
+            return 3;
+        }
+    }
+    return nd_close(lock) == ND_OK ? 0 : 4;
+}
+
+static void thread_limit_is_no_memory_not_locked(void **state)
+{
+    tst_env *env = *state;
+    int rc = tst_run_child(thread_limit_child, env);
+    if (rc == 77) {
+        tst_loud_skip("ND_E_NO_MEMORY from pthread_create under RLIMIT_NPROC",
+                      "running as root and cannot drop to uid 65534 (root ignores RLIMIT_NPROC)");
+        skip();
+    }
+    if (rc == 92) {
+        tst_loud_skip("ND_E_NO_MEMORY from pthread_create under RLIMIT_NPROC",
+                      "RLIMIT_NPROC does not limit threads here (an emulator?)");
+        skip();
+    }
+    assert_int_equal(rc, 0);
+    saw(ND_E_NO_MEMORY);
+    saw(ND_E_LOCKED);
 }
 #endif
 
@@ -428,6 +487,8 @@ int main(void)
         cmocka_unit_test(no_space_on_full_tmpfs),
         cmocka_unit_test(not_supported),
         cmocka_unit_test_setup_teardown(no_memory, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(thread_limit_is_no_memory_not_locked, tst_setup,
+                                        tst_teardown),
 #endif
         cmocka_unit_test(every_code_was_produced),
     };

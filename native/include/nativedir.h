@@ -234,7 +234,9 @@ ND_EXTERN int32_t nd_input_strategy(nd_handle input);
 /* one writer per handle (calls are serialised).                             */
 /* ------------------------------------------------------------------------ */
 
-/** Creates `name` (ND_E_EXISTS if present unless ND_IO_OVERWRITE). ND_IO_MERGE writes with direct I/O. */
+/** Creates `name` (ND_E_EXISTS if present unless ND_IO_OVERWRITE). ND_IO_MERGE writes with direct I/O.
+ * With ND_IO_OVERWRITE the old file is replaced in one step when the call succeeds (its readers
+ * keep reading it) and is left exactly as it was when the call fails. */
 ND_EXTERN int32_t nd_create_output(nd_handle dir, const char *name, uint32_t flags,
                                    nd_handle *out_output);
 
@@ -327,9 +329,10 @@ ND_EXTERN int64_t nd_input_buffer_size(nd_handle input);
 
 /** What a ring runs on, as reported by nd_ring_backend. */
 enum {
-    ND_RING_IO_URING = 1,
-    ND_RING_THREADS = 2,
-    ND_RING_IOCP = 3
+    ND_RING_IO_URING = 1, /* Linux io_uring: the kernel does the reads          */
+    ND_RING_THREADS = 2,  /* worker threads doing blocking reads (Windows too) */
+    ND_RING_IOCP = 3      /* reserved, never returned: Windows rings run their
+                             reads on worker threads (ND_RING_THREADS) */
 };
 
 /**

@@ -95,8 +95,9 @@ long nd__fault_injected_total(void)
 
 const char *nd__fault_point_name(nd_fault_point point)
 {
-    static const char *const names[ND_FAULT_POINTS] = {"open", "read", "write", "fsync",
-                                                       "rename"};
+    static const char *const names[ND_FAULT_POINTS] = {"open",   "read",   "write",
+                                                       "fsync",  "rename", "alloc",
+                                                       "handle", "thread"};
     return valid(point) ? names[point] : "?";
 }
 
@@ -121,6 +122,28 @@ uint32_t nd__fault_alignment(void)
 uint32_t nd__fault_blksize(void)
 {
     return atomic_load(&forced_blksize);
+}
+
+/* An injected allocation failure looks like the real one: NULL and ENOMEM.
+ * This file does not include internal.h, so the calls below are libc's. */
+void *nd__fault_malloc(size_t n)
+{
+    return nd__fault_hit(ND_FAULT_ALLOC) ? (errno = ENOMEM, NULL) : malloc(n);
+}
+
+void *nd__fault_calloc(size_t n, size_t size)
+{
+    return nd__fault_hit(ND_FAULT_ALLOC) ? (errno = ENOMEM, NULL) : calloc(n, size);
+}
+
+void *nd__fault_realloc(void *p, size_t n)
+{
+    return nd__fault_hit(ND_FAULT_ALLOC) ? (errno = ENOMEM, NULL) : realloc(p, n);
+}
+
+char *nd__fault_strdup(const char *s)
+{
+    return nd__fault_hit(ND_FAULT_ALLOC) ? (errno = ENOMEM, NULL) : strdup(s);
 }
 
 #else

@@ -18,8 +18,13 @@ typedef enum {
     ND_FAULT_WRITE = 2, /* pwrite/write */
     ND_FAULT_FSYNC = 3,
     ND_FAULT_RENAME = 4,
-    ND_FAULT_POINTS = 5
+    ND_FAULT_ALLOC = 5,  /* malloc/calloc/realloc/strdup and aligned buffers: NULL */
+    ND_FAULT_HANDLE = 6, /* a handle-table slot: the table is full */
+    ND_FAULT_THREAD = 7, /* creating a ring's worker thread */
+    ND_FAULT_POINTS = 8
 } nd_fault_point;
+/* The points above that stand for I/O system calls (the others are resources). */
+#define ND_FAULT_IO_POINTS 5
 
 /* What an armed point does to the calls it hits. */
 enum {
@@ -68,6 +73,19 @@ uint32_t nd__fault_alignment(void);
 uint32_t nd__fault_blksize(void);
 #  define ND_FAULT_ALIGNMENT() nd__fault_alignment()
 #  define ND_FAULT_BLKSIZE() nd__fault_blksize()
+/*
+ * The fault build routes the library's own allocations through the
+ * switchboard, so that a sweep can fail each one in turn (ND_FAULT_ALLOC).
+ * internal.h maps the C library's names onto these (fault build only); the
+ * C library's headers are included here first so that their declarations
+ * keep their own names.
+ */
+#  include <stdlib.h>
+#  include <string.h>
+void *nd__fault_malloc(size_t n);
+void *nd__fault_calloc(size_t n, size_t size);
+void *nd__fault_realloc(void *p, size_t n);
+char *nd__fault_strdup(const char *s);
 #else
 #  define ND_FAULT_CHECK(p) 0
 #  define ND_FAULT_ALIGNMENT() 0u

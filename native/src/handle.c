@@ -66,8 +66,10 @@ static ND_HOT slot *slot_at(uint32_t index)
     return c == NULL ? NULL : &c[index % CHUNK_SLOTS];
 }
 
-int32_t nd__handle_new(nd_kind kind, nd_object *obj, nd_handle *out)
+int32_t nd__handle_reserve(uint32_t *out_index)
 {
+    if (ND_FAULT(ND_FAULT_HANDLE))
+        return nd__fail(ND_E_TOO_MANY_OPEN, "handle table: no free slot (injected)");
     nd_mutex *m = lock_table();
     if (m == NULL)
         return nd__fail(ND_E_NO_MEMORY, "handle table: cannot create its lock");
@@ -92,6 +94,23 @@ int32_t nd__handle_new(nd_kind kind, nd_object *obj, nd_handle *out)
         }
         slots_made++;
     }
+    nd__mutex_unlock(m);
+    *out_index = index;
+    return ND_OK;
+}
+
+void nd__handle_unreserve(uint32_t index)
+{
+    /* the table's lock exists: the reservation made it */
+    nd_mutex *m = lock_table();
+    slot_at(index)->next_free = free_head;
+    free_head = index + 1;
+    nd__mutex_unlock(m);
+}
+
+nd_handle nd__handle_publish(uint32_t index, nd_kind kind, nd_object *obj)
+{
+    /* the slot is ours alone (off the free list, refs 0: no lookup matches it) */
     slot *s = slot_at(index);
     uint64_t st = atomic_load_explicit(&s->state, memory_order_relaxed);
     uint32_t gen = (uint32_t)((ST_GEN(st) + 1) & GEN_MASK);
@@ -101,10 +120,17 @@ int32_t nd__handle_new(nd_kind kind, nd_object *obj, nd_handle *out)
     atomic_store_explicit(&s->kind, (uint32_t)kind, memory_order_relaxed);
     /* publishes obj and kind to lookups */
     atomic_store_explicit(&s->state, ((uint64_t)gen << 32) | 1u, memory_order_release);
-    nd__mutex_unlock(m);
-    *out = (nd_handle)(((uint64_t)gen << GEN_SHIFT) | ((uint64_t)kind << KIND_SHIFT) |
+    return (nd_handle)(((uint64_t)gen << GEN_SHIFT) | ((uint64_t)kind << KIND_SHIFT) |
                        (uint64_t)(index + 1));
-    return ND_OK;
+}
+
+int32_t nd__handle_new(nd_kind kind, nd_object *obj, nd_handle *out)
+{
+    uint32_t index;
+    int32_t rc = nd__handle_reserve(&index);
+    if (rc == ND_OK)
+        *out = nd__handle_publish(index, kind, obj);
+    return rc;
 }
 
 static ND_HOT slot *decode(nd_handle h, uint32_t *gen, uint32_t *kind)
@@ -120,14 +146,16 @@ static ND_HOT slot *decode(nd_handle h, uint32_t *gen, uint32_t *kind)
     return slot_at(index1 - 1);
 }
 
-static const char *kind_name(uint32_t kind)
+/* A kind with its article, for "handle 5 is an input, not a directory". */
+static const char *kind_phrase(uint32_t kind)
 {
     switch (kind) {
-    case ND_KIND_DIR: return "directory";
-    case ND_KIND_INPUT: return "input";
-    case ND_KIND_OUTPUT: return "output";
-    case ND_KIND_LOCK: return "lock";
-    default: return "unknown";
+    case ND_KIND_DIR: return "a directory";
+    case ND_KIND_INPUT: return "an input";
+    case ND_KIND_OUTPUT: return "an output";
+    case ND_KIND_LOCK: return "a lock";
+    case ND_KIND_RING: return "a ring";
+    default: return "of no known kind"; /* a slot's kind is always one of the above */
     }
 }
 
@@ -147,8 +175,8 @@ ND_HOT int32_t nd__handle_get(nd_handle h, nd_kind kind, const char *call, nd_ob
                     return ND_OK;
                 }
                 nd__handle_put(h);
-                return nd__fail(ND_E_BAD_HANDLE, "%s: handle %lld is a %s, not a %s", call,
-                                (long long)h, kind_name(hkind), kind_name((uint32_t)kind));
+                return nd__fail(ND_E_BAD_HANDLE, "%s: handle %lld is %s, not %s", call,
+                                (long long)h, kind_phrase(hkind), kind_phrase((uint32_t)kind));
             }
         }
     }

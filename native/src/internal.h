@@ -8,8 +8,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fault.h"
 #include "nativedir.h"
 #include "os.h"
+
+#ifdef ND_FAULT_INJECTION
+/* the test variant: every allocation of the library can be made to fail (fault.h) */
+#  define malloc(n) nd__fault_malloc(n)
+#  define calloc(n, size) nd__fault_calloc(n, size)
+#  define realloc(p, n) nd__fault_realloc(p, n)
+#  define strdup(s) nd__fault_strdup(s)
+#endif
 
 #if defined(__GNUC__) || defined(__clang__)
 #  define ND_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -90,6 +99,13 @@ struct nd_object {
 /* Registers obj under a new handle of `kind`. On failure the caller still
  * owns obj. */
 int32_t nd__handle_new(nd_kind kind, nd_object *obj, nd_handle *out);
+/* nd__handle_new in two steps, for a caller with a step of its own that must
+ * come last (a replacing create's rename): reserve takes a slot (the only
+ * part that can fail; lookups cannot see it yet), then either publish, which
+ * cannot fail, or unreserve gives the slot back. */
+int32_t nd__handle_reserve(uint32_t *out_index);
+nd_handle nd__handle_publish(uint32_t index, nd_kind kind, nd_object *obj);
+void nd__handle_unreserve(uint32_t index);
 /* Takes a reference on the live object behind `h` if it is of `kind`;
  * ND_E_BAD_HANDLE (recorded, naming `call`) otherwise. */
 int32_t nd__handle_get(nd_handle h, nd_kind kind, const char *call, nd_object **out);

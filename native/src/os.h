@@ -5,7 +5,8 @@
  * once; everything that touches the OS goes through these functions, which
  * live in posix/ (Linux and macOS) and windows/. Each returns ND_OK or an
  * ND_E_* status and, on failure, has already recorded the message with
- * nd__set_os_error() so that the thread's last error names the OS call.
+ * nd__fail_os() (internal.h) so that the thread's last error names the OS
+ * call and carries its error code.
  * EINTR and short transfers are retried inside.
  */
 #ifndef ND_OS_H
@@ -24,11 +25,10 @@ typedef intptr_t nd_os_file;
  * on POSIX; a handle and a wide path on Windows). */
 typedef struct nd_os_dir nd_os_dir;
 
-/* How nd__os_open_file opens. */
+/* How nd__os_open_file opens (replacing a file is nd__os_create_aside's). */
 typedef enum {
-    ND_OPEN_READ = 0,          /* existing file, read-only                   */
-    ND_OPEN_CREATE_NEW = 1,    /* create, failing with ND_E_EXISTS           */
-    ND_OPEN_CREATE_REPLACE = 2 /* create or truncate                          */
+    ND_OPEN_READ = 0,      /* existing file, read-only                   */
+    ND_OPEN_CREATE_NEW = 1 /* create, failing with ND_E_EXISTS           */
 } nd_open_mode;
 
 /* Access advice for nd__os_advise. */
@@ -64,6 +64,18 @@ int32_t nd__os_dir_sync(nd_os_dir *dir);
 int32_t nd__os_open_file(nd_os_dir *dir, const char *name, nd_open_mode mode, int direct,
                          nd_os_file *out);
 void nd__os_close_file(nd_os_file f);
+
+/* Replacing `name` (ND_IO_OVERWRITE) takes two steps, so that a failure
+ * before the second leaves the old file exactly as it was. This is the first:
+ * it refuses a `name` that exists and is not a regular file (as an open of it
+ * would), then creates and opens a new file under a temporary name of its own
+ * (written to tmp), as ND_OPEN_CREATE_NEW with `direct` would. The second is
+ * nd__os_rename(dir, tmp, name): one step that readers of the old file
+ * survive. Until then the caller owns the temporary and on failure closes it
+ * and nd__os_unlink()s tmp. */
+#define ND_OS_TMP_NAME_CAP 64
+int32_t nd__os_create_aside(nd_os_dir *dir, const char *name, int direct, nd_os_file *out,
+                            char tmp[ND_OS_TMP_NAME_CAP]);
 
 /* Exclusive non-blocking lock on `name` (created if missing): ND_E_LOCKED if
  * held by any other open of it, in this process or another. *out is the

@@ -370,20 +370,29 @@ static int32_t nd_create_output_impl(nd_handle dir, const char *name, uint32_t f
     nd_dir *d;
     if ((rc = nd__dir_get(dir, "nd_create_output", &d)) != ND_OK)
         return rc;
+    /* Every step that can fail comes before the file takes `name`: with
+     * OVERWRITE the new file is made aside and renamed over the old one last,
+     * after which nothing can fail, so a failed create leaves the old file
+     * exactly as it was (and never leaves the temporary behind). */
+    int replace = (flags & ND_IO_OVERWRITE) != 0;
+    char tmp[ND_OS_TMP_NAME_CAP] = "";
     size_t nlen = strlen(name);
     nd_output *o = calloc(1, sizeof(*o) + nlen + 1);
     if (o == NULL) {
         nd__handle_put(dir);
-        return nd__fail(ND_E_NO_MEMORY, "nd_create_output: out of memory");
+        return nd__fail(ND_E_NO_MEMORY, "nd_create_output: '%s': out of memory", name);
     }
     memcpy(o->name, name, nlen + 1);
     o->base.ops = &output_ops;
     o->fd = ND_OS_FILE_INVALID;
     o->crc = crc32_z(0L, Z_NULL, 0);
-    nd_open_mode mode = (flags & ND_IO_OVERWRITE) ? ND_OPEN_CREATE_REPLACE : ND_OPEN_CREATE_NEW;
+    o->mu = nd__mutex_new();
+    if (o->mu == NULL)
+        rc = nd__fail(ND_E_NO_MEMORY, "nd_create_output: '%s': out of memory", name);
     int merge = (flags & (ND_IO_MERGE | ND_IO_REQUIRE_DIRECT)) != 0;
-    if (merge) {
-        rc = nd__os_open_file(d->os, name, mode, 1, &o->fd);
+    if (rc == ND_OK && merge) {
+        rc = replace ? nd__os_create_aside(d->os, name, 1, &o->fd, tmp)
+                     : nd__os_open_file(d->os, name, ND_OPEN_CREATE_NEW, 1, &o->fd);
         if (rc == ND_OK) {
             o->strategy = ND_STRATEGY_DIRECT;
         } else if (rc == ND_E_INVALID_ARGUMENT || rc == ND_E_NOT_SUPPORTED) {
@@ -394,11 +403,12 @@ static int32_t nd_create_output_impl(nd_handle dir, const char *name, uint32_t f
             else
                 rc = ND_OK; /* fall back to drop-behind below */
         }
-        /* a refused direct open leaves nothing behind (the OS layer removes a
-         * file it created and truncates only after direct I/O was granted) */
+        /* a refused direct open leaves nothing behind: the OS layer removes
+         * the file it had just created */
     }
     if (rc == ND_OK && o->fd == ND_OS_FILE_INVALID) {
-        rc = nd__os_open_file(d->os, name, mode, 0, &o->fd);
+        rc = replace ? nd__os_create_aside(d->os, name, 0, &o->fd, tmp)
+                     : nd__os_open_file(d->os, name, ND_OPEN_CREATE_NEW, 0, &o->fd);
         o->strategy = merge ? ND_STRATEGY_DROP_BEHIND : ND_STRATEGY_BUFFERED;
     }
     if (rc == ND_OK) {
@@ -406,9 +416,8 @@ static int32_t nd_create_output_impl(nd_handle dir, const char *name, uint32_t f
         o->cap = o->strategy == ND_STRATEGY_BUFFERED ? OUT_BUFFERED : OUT_DIRECT;
         o->cap = (o->cap + o->align - 1) / o->align * o->align;
         o->buf = nd__os_aligned_alloc(o->align, o->cap);
-        o->mu = nd__mutex_new();
-        if (o->buf == NULL || o->mu == NULL)
-            rc = nd__fail(ND_E_NO_MEMORY, "nd_create_output: out of memory");
+        if (o->buf == NULL)
+            rc = nd__fail(ND_E_NO_MEMORY, "nd_create_output: '%s': out of memory", name);
         /* direct writes overlap the next buffer's copy and CRC where the OS can */
         if (rc == ND_OK && o->strategy == ND_STRATEGY_DIRECT &&
             nd__os_writer_new(o->fd, name, &o->writer) == ND_OK) {
@@ -421,20 +430,29 @@ static int32_t nd_create_output_impl(nd_handle dir, const char *name, uint32_t f
         if (rc == ND_OK && o->strategy != ND_STRATEGY_DIRECT)
             nd__os_advise(o->fd, 0, 0, ND_ADVICE_SEQUENTIAL);
     }
-    if (rc == ND_OK)
-        rc = nd__handle_new(ND_KIND_OUTPUT, &o->base, out_output);
-    if (rc != ND_OK && o->fd != ND_OS_FILE_INVALID) {
-        nd__os_close_file(o->fd);
-        nd__os_unlink(d->os, name); /* we created it; leave nothing half-made */
+    uint32_t slot = 0;
+    if (rc == ND_OK && (rc = nd__handle_reserve(&slot)) != ND_OK)
+        nd__fail_again(rc, "'%s' in '%s'", name, nd__os_dir_path(d->os));
+    if (rc == ND_OK && replace && (rc = nd__os_rename(d->os, tmp, name)) != ND_OK) {
+        nd__fail_again(rc, "replace '%s' in '%s' (through '%s')", name, nd__os_dir_path(d->os),
+                       tmp);
+        nd__handle_unreserve(slot);
     }
-    nd__handle_put(dir);
-    if (rc != ND_OK) {
+    if (rc == ND_OK) {
+        *out_output = nd__handle_publish(slot, ND_KIND_OUTPUT, &o->base);
+    } else {
         nd__os_writer_free(o->writer);
+        if (o->fd != ND_OS_FILE_INVALID) {
+            nd__os_close_file(o->fd);
+            /* ours, never renamed: the old file (if any) is untouched */
+            nd__os_unlink(d->os, replace ? tmp : name);
+        }
         nd__mutex_free(o->mu);
         nd__os_aligned_free(o->buf);
         nd__os_aligned_free(o->spare);
         free(o);
     }
+    nd__handle_put(dir);
     return rc;
 }
 

@@ -24,7 +24,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -475,6 +478,213 @@ static void replace_rename_fault(void **state)
     replace_fault(*state, ND_FAULT_RENAME);
 }
 
+/* ---- a replacing create: every fallible step, every output strategy ------- */
+
+/*
+ * nd_create_output(ND_IO_OVERWRITE) over a file that readers hold open, with
+ * the nth call of each point failing, for n = 1, 2, ... until the create runs
+ * through without the point being reached: every fallible step of the create
+ * (opens, allocations, the handle-table slot, the rename) fails once. After
+ * every failure the old file must be exactly as it was (plain POSIX check:
+ * size and bytes), the readers opened before must still read it, nothing but
+ * the old file may be in the directory (nd_list and readdir), and the status
+ * must say what ran out. A fault that the create absorbs (an overlapped
+ * writer it can do without) must still give a working output.
+ *
+ * Written without cmocka's asserts so that it can run in a child process (the
+ * drop-behind strategy needs a file system that refuses O_DIRECT): returns
+ * NULL, or what went wrong.
+ */
+#define OLD_LEN 70001
+static long replace_runs, replace_faults;
+
+static int32_t status_for(nd_fault_point p)
+{
+    switch (p) {
+    case ND_FAULT_ALLOC: return ND_E_NO_MEMORY;
+    case ND_FAULT_HANDLE: return ND_E_TOO_MANY_OPEN;
+    default: return ND_E_IO; /* armed with EIO */
+    }
+}
+
+static int dir_holds_only(const char *root, nd_handle dir, const char *name)
+{
+    char buf[256];
+    int64_t need = nd_list(dir, buf, sizeof(buf));
+    int count = 0, seen = 0;
+    DIR *d = opendir(root);
+    struct dirent *de;
+    while (d != NULL && (de = readdir(d)) != NULL) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        count++;
+        seen |= strcmp(de->d_name, name) == 0;
+    }
+    if (d != NULL)
+        closedir(d);
+    return seen && count == 1 && need == (int64_t)strlen(name) + 1 && strcmp(buf, name) == 0;
+}
+
+static char replace_why[1024];
+
+static const char *because(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(replace_why, sizeof(replace_why), fmt, ap);
+    va_end(ap);
+    return replace_why;
+}
+
+static const char *replace_sweep(const char *root, uint32_t flags, int32_t strategy)
+{
+    uint8_t *old = malloc(OLD_LEN), *buf = malloc(OLD_LEN);
+    rel_fill(old, OLD_LEN, 31, 0);
+    char *seg = rel_join(root, "seg");
+    const char *why = NULL;
+    for (int p = 0; p < ND_FAULT_POINTS && why == NULL; p++) {
+        const char *what = nd__fault_point_name((nd_fault_point)p);
+        for (long n = 1; why == NULL; n++) {
+            rel_rmtree(root);
+            nd_handle dir, in[2], out = 7;
+            if (mkdir(root, 0700) != 0 || nd_open_dir(root, 0, &dir) != ND_OK ||
+                rel_write_file(seg, old, OLD_LEN) != 0 ||
+                nd_open_input(dir, "seg", 0, &in[0]) != ND_OK ||
+                nd_open_input(dir, "seg", ND_IO_MMAP, &in[1]) != ND_OK)
+                return because("setup in %s: %s", root, nd_last_error_message());
+            nd__fault_set((nd_fault_point)p, n, EIO, ND_FAULT_MODE_FAIL);
+            int32_t rc = nd_create_output(dir, "seg", flags | ND_IO_OVERWRITE, &out);
+            long hit = nd__fault_injected((nd_fault_point)p);
+            nd__fault_clear();
+            replace_runs++;
+            replace_faults += hit;
+            char msg[512];
+            snprintf(msg, sizeof(msg), "%s", nd_last_error_message());
+            /* the readers opened before see the old file, whatever happened */
+            for (int i = 0; i < 2 && why == NULL; i++)
+                if (nd_read_bytes(in[i], 0, buf, OLD_LEN) != OLD_LEN ||
+                    memcmp(buf, old, OLD_LEN) != 0)
+                    why = because("%s #%ld: a reader opened before no longer reads the old file",
+                             what, n);
+            if (why != NULL) {
+            } else if (rc == ND_OK) {
+                /* the create ran through (the point was not reached, or the
+                 * create did without what failed): a whole, working output */
+                int32_t got = nd_output_strategy(out);
+                if (got != strategy)
+                    why = because("%s #%ld: strategy %d, want %d", what, n, got, strategy);
+                else if (nd_write_bytes(out, "new", 3) != 3 || nd_close(out) != ND_OK)
+                    why = because("%s #%ld: the output fails: %s", what, n, nd_last_error_message());
+                else if (!rel_file_is(seg, "new", 3) || !dir_holds_only(root, dir, "seg"))
+                    why = because("%s #%ld: after a successful create, 'seg' is not the new file "
+                             "alone", what, n);
+            } else if (hit == 0) {
+                why = because("no %s fault injected, yet the create failed: %s", what, msg);
+            } else if (!rel_file_is(seg, old, OLD_LEN)) {
+                why = because("%s #%ld (%s): the failed create did not leave the old file as "
+                              "it was", what, n, msg);
+            } else if (!dir_holds_only(root, dir, "seg")) {
+                why = because("%s #%ld (%s): the failed create left something beside 'seg'",
+                              what, n, msg);
+            } else if (out != 0) {
+                why = because("%s #%ld: a failed create set its handle", what, n);
+            } else if (rc != status_for((nd_fault_point)p)) {
+                why = because("%s #%ld: the create returned %s, want %s (%s)", what, n,
+                              nd_status_name(rc), nd_status_name(status_for((nd_fault_point)p)),
+                              msg);
+            } else if (strncmp(msg, "nd_create_output", 16) != 0 || strstr(msg, "seg") == NULL) {
+                why = because("%s #%ld: the message \"%s\" should name nd_create_output and "
+                              "'seg'", what, n, msg);
+            }
+            nd_close(in[0]);
+            nd_close(in[1]);
+            nd_close(dir);
+            if (hit == 0)
+                break; /* past the point's last call in the create */
+            if (n > 1000 && why == NULL)
+                why = because("%s: the sweep does not end",
+                         what);
+        }
+    }
+    rel_rmtree(root);
+    free(seg);
+    free(old);
+    free(buf);
+    return why;
+}
+
+static void replace_sweep_buffered(void **state)
+{
+    fixture *fx = *state;
+    char *root = rel_join(fx->root, "d");
+    const char *why = replace_sweep(root, 0, ND_STRATEGY_BUFFERED);
+    free(root);
+    if (why != NULL)
+        fail_msg("buffered: %s", why);
+}
+
+static void replace_sweep_direct(void **state)
+{
+    fixture *fx = *state;
+    char *root = rel_join(fx->root, "d");
+    /* the scratch file system takes O_DIRECT (a disk, or tmpfs since Linux 6.6) */
+    const char *why = replace_sweep(root, ND_IO_MERGE, ND_STRATEGY_DIRECT);
+    if (why == NULL)
+        why = replace_sweep(root, ND_IO_REQUIRE_DIRECT, ND_STRATEGY_DIRECT);
+    free(root);
+    if (why != NULL)
+        fail_msg("direct: %s", why);
+}
+
+/* MERGE where O_DIRECT is refused falls back to drop-behind: ramfs refuses it,
+ * mounted in a private mount namespace of a child so that nothing outlives it. */
+static void replace_sweep_drop_behind(void **state)
+{
+    fixture *fx = *state;
+    char *mnt = rel_join(fx->root, "ramfs");
+    assert_int_equal(mkdir(mnt, 0700), 0);
+    int counts[2]; /* the child's tally comes back through a pipe */
+    assert_int_equal(pipe(counts), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (unshare(CLONE_NEWNS) != 0 && unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0)
+            _exit(77);
+        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+            mount("ramfs", mnt, "ramfs", 0, NULL) != 0)
+            _exit(77);
+        char *root = rel_join(mnt, "d");
+        const char *why = replace_sweep(root, ND_IO_MERGE, ND_STRATEGY_DROP_BEHIND);
+        if (why != NULL)
+            fprintf(stderr, "drop-behind: %s\n", why);
+        long tally[2] = {replace_runs, replace_faults};
+        if (write(counts[1], tally, sizeof(tally)) != (ssize_t)sizeof(tally))
+            _exit(1);
+        fflush(NULL);
+        _exit(why == NULL ? 0 : 1);
+    }
+    close(counts[1]);
+    long tally[2] = {0, 0};
+    if (read(counts[0], tally, sizeof(tally)) == (ssize_t)sizeof(tally)) {
+        replace_runs = tally[0]; /* the child started from the parent's counts */
+        replace_faults = tally[1];
+    }
+    close(counts[0]);
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    rmdir(mnt);
+    free(mnt);
+    assert_true(WIFEXITED(st));
+    if (WEXITSTATUS(st) == 77) {
+        printf("*** NOT COVERED HERE: replace sweep, drop-behind: no private ramfs mount "
+               "(needs root or user namespaces)\n");
+        skip();
+    }
+    if (WEXITSTATUS(st) != 0)
+        fail_msg("drop-behind: the sweep failed in the child (see its message above)");
+}
+
 /* ---- short transfers ---------------------------------------------------- */
 
 static void short_reads(void **state)
@@ -597,7 +807,7 @@ static void sweep(void **state)
     static const struct {
         int err, mode;
     } kinds[] = {{EIO, ND_FAULT_MODE_FAIL}, {EINTR, ND_FAULT_MODE_FAIL}, {0, ND_FAULT_MODE_SHORT}};
-    for (int p = 0; p < ND_FAULT_POINTS; p++) {
+    for (int p = 0; p < ND_FAULT_IO_POINTS; p++) {
         for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
             if (kinds[k].mode == ND_FAULT_MODE_SHORT && p != ND_FAULT_READ && p != ND_FAULT_WRITE)
                 continue;
@@ -686,6 +896,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(short_writes_buffered, setup, teardown),
         cmocka_unit_test_setup_teardown(short_writes_merge, setup, teardown),
     };
+    const struct CMUnitTest replace_tests[] = {
+        cmocka_unit_test_setup_teardown(replace_sweep_buffered, setup, teardown),
+        cmocka_unit_test_setup_teardown(replace_sweep_direct, setup, teardown),
+        cmocka_unit_test_setup_teardown(replace_sweep_drop_behind, setup, teardown),
+    };
     const struct CMUnitTest sweep_tests[] = {
         cmocka_unit_test_prestate_setup_teardown(sweep, setup, teardown, (void *)&errcases[1])};
     int failed = 0, f;
@@ -716,12 +931,22 @@ int main(void)
     failed += f;
     long shorts = (faults_at[ND_FAULT_READ] - before_short[ND_FAULT_READ]) +
                   (faults_at[ND_FAULT_WRITE] - before_short[ND_FAULT_WRITE]);
-    char text[200];
+    char text[400];
     snprintf(text, sizeof(text),
              "short pread/pwrite, retried until complete (%ld scenarios: reads, buffered and "
              "direct writes)",
              short_scenarios);
     rel_count("fault_short", shorts, "short transfers", f == 0 ? "pass" : "fail", text);
+
+    f = cmocka_run_group_tests_name("a replacing create, every fallible step", replace_tests,
+                                    NULL, NULL);
+    failed += f;
+    snprintf(text, sizeof(text),
+             "nd_create_output(ND_IO_OVERWRITE) with the nth open/alloc/handle slot/rename "
+             "failing, for every n, buffered, direct and drop-behind (%ld creates): the old "
+             "file whole and still read, no temporary left, a clear status",
+             replace_runs);
+    rel_count("fault_replace", replace_faults, "faults", f == 0 ? "pass" : "fail", text);
 
     f = cmocka_run_group_tests_name("every call of every point", sweep_tests, NULL, NULL);
     failed += f;

@@ -21,7 +21,7 @@ import sys
 SECTIONS = [
     ("Injected faults (test build with ND_FAULT_INJECTION)",
      ["fault_open", "fault_read", "fault_write", "fault_fsync", "fault_rename", "fault_short",
-      "fault_sweep"]),
+      "fault_sweep", "fault_replace"]),
     ("A real full disk", ["disk_full"]),
     ("Crashes (SIGKILL at random points)", ["crash_kills", "crash_synced_bytes", "crash_renames"]),
     ("Durable-rename protocol, traced from outside", ["protocol_strace"]),

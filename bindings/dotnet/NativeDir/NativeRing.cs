@@ -15,7 +15,8 @@ namespace NativeDir
         /// <summary>A small pool of native threads doing blocking reads (where io_uring is missing
         /// or forbidden, or when asked for).</summary>
         Threads = Interop.nativedir.ND_RING_THREADS,
-        /// <summary>Windows worker threads fed through an I/O completion port.</summary>
+        /// <summary>Reserved; never reported. Windows rings run their reads on worker threads
+        /// (fed through I/O completion ports) and report <see cref="Threads"/>.</summary>
         Iocp = Interop.nativedir.ND_RING_IOCP,
     }
 

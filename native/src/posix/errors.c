@@ -1,5 +1,9 @@
 /*
  * errors.c - errno to the frozen status codes.
+ *
+ * The table gives each errno the status it has at any call; a call site where
+ * an errno means something else (EAGAIN/EACCES from the lock: "held") returns
+ * its own status after recording the message.
  */
 #include <errno.h>
 #include <string.h>
@@ -29,13 +33,17 @@ int32_t nd__status_from_os(int e)
     case EDQUOT:
 #endif
     case EFBIG: return ND_E_NO_SPACE;
-    case ENOMEM: return ND_E_NO_MEMORY;
-    case EMFILE:
-    case ENFILE: return ND_E_TOO_MANY_OPEN;
+    case ENOMEM:
+    /* EAGAIN says a resource is short for now: a thread (pthread_create under
+     * RLIMIT_NPROC), locked memory (mmap). Only at the lock's own call does it
+     * mean "held", and nd__os_lock returns ND_E_LOCKED there itself: mapped
+     * here it would make a failed thread look like a held lock. */
 #if defined(EWOULDBLOCK) && EWOULDBLOCK != EAGAIN
     case EWOULDBLOCK:
 #endif
-    case EAGAIN: return ND_E_LOCKED;
+    case EAGAIN: return ND_E_NO_MEMORY;
+    case EMFILE:
+    case ENFILE: return ND_E_TOO_MANY_OPEN;
     case ENOTSUP:
 #if defined(EOPNOTSUPP) && EOPNOTSUPP != ENOTSUP
     case EOPNOTSUPP:

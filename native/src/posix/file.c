@@ -32,7 +32,6 @@ static int32_t open_exact(nd_os_dir *dir, const char *name, nd_open_mode mode, i
     switch (mode) {
     case ND_OPEN_READ: oflags |= O_RDONLY; break;
     case ND_OPEN_CREATE_NEW: oflags |= O_RDWR | O_CREAT | O_EXCL; break;
-    case ND_OPEN_CREATE_REPLACE: oflags |= O_RDWR | O_CREAT; break; /* see open_replacing */
     }
     int fd;
     /* the fault point sits inside the loop: an injected EINTR is retried like a real one */
@@ -90,11 +89,12 @@ static int32_t open_exact(nd_os_dir *dir, const char *name, nd_open_mode mode, i
     return ND_OK;
 }
 
-/* Replacing creates a new file under a temporary name and renames it over the
- * old one: readers that have the old file open or mapped keep reading it
- * (truncating it in place would kill a mapped reader with SIGBUS), and the
- * name never goes missing in between. */
-static int32_t open_replacing(nd_os_dir *dir, const char *name, int direct, nd_os_file *out)
+/* Replacing creates a new file under a temporary name, renamed over the old
+ * one later (os.h): readers that have the old file open or mapped keep
+ * reading it (truncating it in place would kill a mapped reader with SIGBUS),
+ * and the name never goes missing in between. */
+int32_t nd__os_create_aside(nd_os_dir *dir, const char *name, int direct, nd_os_file *out,
+                            char tmp[ND_OS_TMP_NAME_CAP])
 {
     /* only a regular file is replaced: a planted symlink, FIFO or directory is
      * refused as an open of it would be (a swap after this check can only make
@@ -107,30 +107,20 @@ static int32_t open_replacing(nd_os_dir *dir, const char *name, int direct, nd_o
                            nd__os_dir_path(dir),
                            S_ISLNK(st.st_mode) ? " (refusing a symbolic link)" : "");
     static _Atomic unsigned counter;
-    char tmp[64];
     int32_t rc = ND_E_EXISTS;
     for (int attempt = 0; attempt < 16 && rc == ND_E_EXISTS; attempt++)
-        snprintf(tmp, sizeof tmp, ".nd-%ld-%u.tmp", (long)getpid(), atomic_fetch_add(&counter, 1)),
+        snprintf(tmp, ND_OS_TMP_NAME_CAP, ".nd-%ld-%u.tmp", (long)getpid(),
+                 atomic_fetch_add(&counter, 1)),
             rc = open_exact(dir, tmp, ND_OPEN_CREATE_NEW, direct, out);
     if (rc != ND_OK) /* the caller asked for `name`: say so, keeping the OS's reason */
         return nd__fail_again(rc, "replace '%s' in '%s' (through '%s')", name, nd__os_dir_path(dir),
                               tmp);
-    int e = nd__posix_rename(dir, tmp, name);
-    if (e != 0) {
-        unlinkat(nd__posix_dir_fd(dir), tmp, 0);
-        close((int)*out);
-        *out = ND_OS_FILE_INVALID;
-        return nd__fail_os(e, "replace '%s' in '%s'", name,
-                           nd__os_dir_path(dir));
-    }
     return ND_OK;
 }
 
 int32_t nd__os_open_file(nd_os_dir *dir, const char *name, nd_open_mode mode, int direct,
                          nd_os_file *out)
 {
-    if (mode == ND_OPEN_CREATE_REPLACE)
-        return open_replacing(dir, name, direct, out);
     return open_exact(dir, name, mode, direct, out);
 }
 
@@ -153,11 +143,16 @@ int32_t nd__os_lock(nd_os_dir *dir, const char *name, nd_os_file *out)
     if (fd < 0)
         return nd__fail_os(errno, "nd_lock: open '%s' in '%s'", name, nd__os_dir_path(dir));
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) != 0) {
         int e = errno;
         close(fd);
-        return nd__fail_os(e == EIO ? EIO : EACCES, "nd_lock: '%s' in '%s' is not a regular file",
-                           name, nd__os_dir_path(dir));
+        return nd__fail_os(e, "nd_lock: fstat '%s' in '%s'", name, nd__os_dir_path(dir));
+    }
+    if (!S_ISREG(st.st_mode)) { /* errno says nothing here: fstat succeeded */
+        close(fd);
+        return nd__fail_os(S_ISDIR(st.st_mode) ? EISDIR : EACCES,
+                           "nd_lock: '%s' in '%s' is not a regular file", name,
+                           nd__os_dir_path(dir));
     }
 #ifdef F_OFD_SETLK
     /* open-file-description locks belong to this open, not to the process, so

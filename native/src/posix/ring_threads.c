@@ -180,7 +180,7 @@ int32_t nd__ring_threads_init(nd_ring *r)
         return nd__fail(ND_E_NO_MEMORY, "nd_ring_open: out of memory");
     uint32_t workers = r->depth < MAX_WORKERS ? r->depth : MAX_WORKERS;
     for (uint32_t i = 0; i < workers; i++) {
-        int e = pthread_create(&p->threads[i], NULL, worker, r);
+        int e = ND_FAULT(ND_FAULT_THREAD) ? errno : pthread_create(&p->threads[i], NULL, worker, r);
         if (e != 0)
             return nd__fail_os(e, "nd_ring_open: pthread_create");
         p->started++;

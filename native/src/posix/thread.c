@@ -42,6 +42,8 @@ void nd__mutex_unlock(nd_mutex *m)
 void *nd__os_aligned_alloc(size_t align, size_t size)
 {
     void *p = NULL;
+    if (ND_FAULT(ND_FAULT_ALLOC))
+        return NULL;
     if (align < sizeof(void *))
         align = sizeof(void *);
     /* Direct I/O from a buffer that straddles pages is accepted but split by

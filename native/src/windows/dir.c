@@ -551,10 +551,26 @@ int32_t nd__os_rename(nd_os_dir *dir, const char *from, const char *to)
         if (!ok && !posix_unsupported(e) && e != ERROR_ACCESS_DENIED)
             rc = nd__fail_os((int)e, "nd_rename: rename '%s' to '%s' in '%s'", from, to,
                              dir->path);
-        else if (!ok && !MoveFileExW(src, dst, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH)) {
-            e = GetLastError();
-            if ((e != ERROR_ACCESS_DENIED && e != ERROR_SHARING_VIOLATION) ||
-                !replace_open_target(dir, src, dst, &e))
+        else if (!ok) {
+            /* The classic way, which refuses an open target: that one goes aside
+             * first. Another thread replacing the same name can put a new open
+             * target there (or take the old one away) between those steps, so a
+             * refusal is tried again a few times before it counts. */
+            for (int attempt = 0; attempt < 16 && !ok; attempt++) {
+                if (attempt > 1)
+                    Sleep((DWORD)attempt); /* let the other replacer finish its steps */
+                ok = MoveFileExW(src, dst, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH);
+                if (ok)
+                    break;
+                e = GetLastError();
+                if (e != ERROR_ACCESS_DENIED && e != ERROR_SHARING_VIOLATION)
+                    break;
+                ok = replace_open_target(dir, src, dst, &e);
+                if (!ok && e != ERROR_ACCESS_DENIED && e != ERROR_SHARING_VIOLATION &&
+                    e != ERROR_FILE_NOT_FOUND)
+                    break;
+            }
+            if (!ok)
                 rc = nd__fail_os((int)e, "nd_rename: MoveFileExW '%s' to '%s' in '%s'", from,
                                  to, dir->path);
         }

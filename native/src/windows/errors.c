@@ -1,5 +1,9 @@
 /*
  * errors.c - GetLastError() codes to the frozen status codes, and their text.
+ *
+ * The table gives each code the status it has at any call; a call site where
+ * a code means something else (ERROR_LOCK_VIOLATION from LockFileEx: "held")
+ * returns its own status after recording the message.
  */
 #include <stdio.h>
 #include <string.h>
@@ -26,8 +30,11 @@ int32_t nd__status_from_os(int os_error)
     case ERROR_PRIVILEGE_NOT_HELD:
     case ERROR_CANT_ACCESS_FILE:      /* a reparse point we refuse to follow, like ELOOP */
     case ERROR_CANT_RESOLVE_FILENAME:
-    case ERROR_DELETE_PENDING: return ND_E_ACCESS;
-    case ERROR_LOCK_VIOLATION: return ND_E_LOCKED;
+    case ERROR_DELETE_PENDING:
+    /* a read or write that meets another process's byte-range lock: refused
+     * access to those bytes, not our lock being held (nd__os_lock returns
+     * ND_E_LOCKED itself, at the one call where it means that) */
+    case ERROR_LOCK_VIOLATION: return ND_E_ACCESS;
     case ERROR_DISK_FULL:
     case ERROR_HANDLE_DISK_FULL:
     case ERROR_FILE_TOO_LARGE: return ND_E_NO_SPACE;

@@ -9,6 +9,7 @@
  * bottleneck as a FileChannel's monitor in Java's NIOFSDirectory.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "win.h"
@@ -102,7 +103,7 @@ DWORD nd__win_error_from_errno(int e)
     case EMFILE:
     case ENFILE: return ERROR_TOO_MANY_OPEN_FILES;
     case EINVAL: return ERROR_INVALID_PARAMETER;
-    case EAGAIN: return ERROR_LOCK_VIOLATION;
+    case EAGAIN: return ERROR_NO_SYSTEM_RESOURCES; /* a thread or memory short for now */
     case ENOSYS: return ERROR_NOT_SUPPORTED;
     default: return ERROR_IO_DEVICE;
     }
@@ -158,13 +159,6 @@ int32_t nd__os_open_file(nd_os_dir *dir, const char *name, nd_open_mode mode, in
         disposition = CREATE_NEW;
         flags |= FILE_FLAG_SEQUENTIAL_SCAN;
         break;
-    case ND_OPEN_CREATE_REPLACE:
-        /* OPEN_ALWAYS, not CREATE_ALWAYS: an existing name is checked to be a
-         * regular file before anything of it is truncated */
-        access |= GENERIC_WRITE;
-        disposition = OPEN_ALWAYS;
-        flags |= FILE_FLAG_SEQUENTIAL_SCAN;
-        break;
     }
     if (direct)
         flags = (flags & ~FILE_FLAG_SEQUENTIAL_SCAN) | FILE_FLAG_NO_BUFFERING |
@@ -198,11 +192,44 @@ int32_t nd__os_open_file(nd_os_dir *dir, const char *name, nd_open_mode mode, in
         return nd__fail_os((int)e, "open '%s' in '%s': not a regular file", name,
                            nd__os_dir_path(dir));
     }
-    if (mode == ND_OPEN_CREATE_REPLACE && set_length(h, 0, &e) != 0) {
-        CloseHandle(h);
-        return nd__fail_os((int)e, "truncate '%s' in '%s'", name, nd__os_dir_path(dir));
-    }
     *out = (nd_os_file)(intptr_t)h | (direct ? ND_WIN_TAG_DIRECT : 0);
+    return ND_OK;
+}
+
+/* As on POSIX (os.h): the new file is made under a temporary name and renamed
+ * over the old one last, so that a failed create leaves the old file as it
+ * was; readers of the old file keep their bytes (nd__os_rename replaces a
+ * file that is open or mapped), where truncating it in place would change
+ * them, or fail on a mapped file. */
+int32_t nd__os_create_aside(nd_os_dir *dir, const char *name, int direct, nd_os_file *out,
+                            char tmp[ND_OS_TMP_NAME_CAP])
+{
+    /* only a regular file is replaced: a link, directory or device in the way
+     * is refused as opening it would be */
+    DWORD e = 0;
+    wchar_t *p = nd__win_child_path(dir, name, &e);
+    if (p == NULL)
+        return nd__fail_os((int)e, "replace '%s' in '%s'", name, nd__os_dir_path(dir));
+    WIN32_FILE_ATTRIBUTE_DATA a;
+    BOOL there = GetFileAttributesExW(p, GetFileExInfoStandard, &a);
+    free(p);
+    DWORD odd = FILE_ATTRIBUTE_REPARSE_POINT | FILE_ATTRIBUTE_DIRECTORY | FILE_ATTRIBUTE_DEVICE;
+    if (there && (a.dwFileAttributes & odd)) {
+        int link = (a.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT) != 0;
+        return nd__fail_os(link ? ERROR_CANT_ACCESS_FILE : ERROR_ACCESS_DENIED,
+                           "replace '%s' in '%s': not a regular file%s", name,
+                           nd__os_dir_path(dir), link ? " (refusing a link or reparse point)" : "");
+    }
+    static volatile LONG counter;
+    int32_t rc = ND_E_EXISTS;
+    for (int attempt = 0; attempt < 16 && rc == ND_E_EXISTS; attempt++) {
+        snprintf(tmp, ND_OS_TMP_NAME_CAP, ".nd-%lu-%ld.tmp", (unsigned long)GetCurrentProcessId(),
+                 (long)InterlockedIncrement(&counter));
+        rc = nd__os_open_file(dir, tmp, ND_OPEN_CREATE_NEW, direct, out);
+    }
+    if (rc != ND_OK) /* the caller asked for `name`: say so, keeping the OS's reason */
+        return nd__fail_again(rc, "replace '%s' in '%s' (through '%s')", name, nd__os_dir_path(dir),
+                              tmp);
     return ND_OK;
 }
 
@@ -245,9 +272,11 @@ int32_t nd__os_lock(nd_os_dir *dir, const char *name, nd_os_file *out)
     if (!LockFileEx(h, LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &ov)) {
         e = GetLastError();
         CloseHandle(h);
-        if (e == ERROR_LOCK_VIOLATION || e == ERROR_IO_PENDING)
-            return nd__fail_os(ERROR_LOCK_VIOLATION, "nd_lock: '%s' in '%s' is held", name,
-                               nd__os_dir_path(dir));
+        if (e == ERROR_LOCK_VIOLATION || e == ERROR_IO_PENDING) {
+            nd__fail_os(ERROR_LOCK_VIOLATION, "nd_lock: '%s' in '%s' is held", name,
+                        nd__os_dir_path(dir));
+            return ND_E_LOCKED;
+        }
         return nd__fail_os((int)e, "nd_lock: LockFileEx '%s' in '%s'", name,
                            nd__os_dir_path(dir));
     }

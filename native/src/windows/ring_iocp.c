@@ -8,9 +8,11 @@
  * (nd__os_pread) on a few worker threads, and two completion ports are the
  * queues: one carries slot indexes to the workers, the other carries
  * finished ones to the reaper. A port queues without allocating, wakes
- * exactly one waiter per packet and has timed waits built in. The backend
- * therefore reports ND_RING_THREADS, not ND_RING_IOCP.
+ * exactly one waiter per packet and has timed waits built in. The reads
+ * themselves are blocking reads on threads, so the backend reports
+ * ND_RING_THREADS; ND_RING_IOCP stays reserved in the header, never returned.
  */
+#include <errno.h>
 #include <stdlib.h>
 
 #include "../ring.h"
@@ -164,6 +166,8 @@ int32_t nd__ring_threads_init(nd_ring *r)
     if (p->work == NULL || p->done == NULL)
         return nd__fail_os((int)GetLastError(), "nd_ring_open: CreateIoCompletionPort");
     for (int i = 0; i < WORKERS; i++) {
+        if (ND_FAULT(ND_FAULT_THREAD))
+            return nd__fail_os((int)nd__win_error_from_errno(errno), "nd_ring_open: CreateThread");
         p->threads[i] = CreateThread(NULL, 0, worker, r, 0, NULL);
         if (p->threads[i] == NULL)
             return nd__fail_os((int)GetLastError(), "nd_ring_open: CreateThread");

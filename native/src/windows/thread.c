@@ -37,6 +37,8 @@ void nd__mutex_unlock(nd_mutex *m)
 
 void *nd__os_aligned_alloc(size_t align, size_t size)
 {
+    if (ND_FAULT(ND_FAULT_ALLOC))
+        return NULL;
     if (align < sizeof(void *))
         align = sizeof(void *);
     return _aligned_malloc(size, align);

@@ -4,13 +4,8 @@
  * overlap the device's work. Files are opened for overlapped I/O already
  * (file.c); the writer only keeps the OVERLAPPED and its event alive
  * between start and wait.
- *
- * Compiled in when native/CMakeLists.txt defines ND_HAVE_WINDOWS_WRITER;
- * until then output.c's synchronous fallback is used.
  */
 #include "win.h"
-
-#ifdef ND_HAVE_WINDOWS_WRITER
 
 #include <errno.h>
 #include <stdlib.h>
@@ -104,5 +99,3 @@ void nd__os_writer_free(nd_os_writer *w)
     CloseHandle(w->ev);
     free(w);
 }
-
-#endif /* ND_HAVE_WINDOWS_WRITER */
