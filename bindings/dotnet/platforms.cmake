@@ -1,0 +1,34 @@
+# The .NET suites on every RID the NativeDir package ships (issue 15), from the PACKAGES: each test
+# project is published as a user publishes an application (RID-specific, self-contained, the
+# NativeDir and NativeDir.Lucene packages restored from the built feed) once per RID, and each
+# suite runs once per RID: natively on linux-x64, under Wine on win-x64, under qemu-user on
+# linux-arm64. Included by bindings/dotnet/CMakeLists.txt after lucene.cmake (ND_LUCENE_NUPKG).
+set(ND_PLATFORM_WORK ${ND_DOTNET_DIR}/platforms)
+set(ND_PLATFORM_SCRIPT ${SRC}/scripts/platform-tests.sh)
+set(ND_PLATFORM_PROJECTS ${SRC}/NativeDir.Tests/NativeDir.Tests.csproj
+                         ${SRC}/NativeDir.Lucene.Tests/NativeDir.Lucene.Tests.csproj)
+set(ND_PLATFORM_RIDS linux-x64)
+if(ND_DOTNET_EXTRA_RUNTIMES AND TARGET cross_win64 AND TARGET cross_arm64)
+  list(APPEND ND_PLATFORM_RIDS win-x64 linux-arm64)
+endif()
+# the cross-build's prefix: wineboot runs once, at build time (cross/sub-build.cmake)
+set(ND_PLATFORM_WINEPREFIX ${CMAKE_BINARY_DIR}/cross/win64/wineprefix)
+
+foreach(rid IN LISTS ND_PLATFORM_RIDS)
+  add_test(NAME dotnet_publish_${rid}
+    COMMAND ${CMAKE_COMMAND} -E env ${ND_DOTNET_ENV}
+            bash ${ND_PLATFORM_SCRIPT} publish ${DOTNET_EXECUTABLE} ${ND_DOTNET_FEED} ${PROJECT_VERSION}
+            ${rid} ${ND_PLATFORM_WORK} ${ND_PLATFORM_PROJECTS})
+  # one publish at a time: they share the package cache, and each wants both cores
+  set_tests_properties(dotnet_publish_${rid} PROPERTIES TIMEOUT 900
+    FIXTURES_SETUP dotnet_published_${rid} RESOURCE_LOCK dotnet_platform_publish)
+  foreach(suite IN ITEMS "dotnet_tests|NativeDir.Tests" "dotnet_lucene_tests|NativeDir.Lucene.Tests")
+    string(REPLACE "|" ";" suite "${suite}")
+    list(GET suite 0 test)
+    list(GET suite 1 name)
+    add_test(NAME ${test}_${rid}
+      COMMAND bash ${ND_PLATFORM_SCRIPT} run ${rid} ${ND_PLATFORM_WORK} ${name} ${ND_PLATFORM_WINEPREFIX})
+    set_tests_properties(${test}_${rid} PROPERTIES TIMEOUT 1200 SKIP_RETURN_CODE 77
+      FIXTURES_REQUIRED dotnet_published_${rid} LABELS "dotnet;${rid}")
+  endforeach()
+endforeach()

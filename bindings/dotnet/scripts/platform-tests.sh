@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# The .NET suites where users run the packages: each test project (xunit v3, a self-hosting
+# executable) is published as an application would be, RID-specific and self-contained, against
+# the NativeDir packages of the built feed (never the project references), then run natively,
+# under Wine (win-x64) or under qemu-user (linux-arm64).
+#
+#   platform-tests.sh publish <dotnet> <feed> <version> <rid> <work> <project.csproj>...
+#       publishes each project to <work>/<rid>/<name>/. A publish that puts two files of one name
+#       into one folder (NETSDK1152) fails here, as it would for a user.
+#   platform-tests.sh run <rid> <work> <name> <wineprefix> [runner args...]
+#       runs <work>/<rid>/<name>/<name>[.exe]. Exit 77 (ctest SKIP_RETURN_CODE) when the
+#       emulator the RID needs is not installed, after saying so.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+mode=$1
+shift
+case "$mode" in
+publish)
+  dotnet=$1 feed=$2 version=$3 rid=$4 work=$5
+  shift 5
+  for p in NativeDir NativeDir.Lucene; do
+    [ -f "$feed/$p.$version.nupkg" ] ||
+      { echo "platform-tests: $feed/$p.$version.nupkg is missing (cmake --build must pack first)" >&2; exit 1; }
+  done
+  # Third-party packages stay cached between runs; ours are taken from the feed every time (the
+  # version does not change when the package is rebuilt).
+  cache="$work/packages"
+  mkdir -p "$cache"
+  rm -rf "$cache/nativedir" "$cache/nativedir.lucene"
+  for project in "$@"; do
+    name=$(basename "$project" .csproj)
+    out="$work/$rid/$name"
+    rm -rf "$out"
+    echo "platform-tests: dotnet publish $name -r $rid --self-contained (packages from $feed)"
+    "$dotnet" publish "$project" -c Release -r "$rid" --self-contained \
+      -p:NativeDirFromFeed=true -p:Version="$version" \
+      -p:ArtifactsPath="$work/$rid/artifacts" -p:RestorePackagesPath="$cache" \
+      -p:RestoreAdditionalProjectSources="$feed" -nologo -v:q -o "$out"
+    # the package's glue library, flattened beside the assemblies as the SDK does for a RID
+    case "$rid" in win-*) glue=nativedir_dotnet.dll ;; osx-*) glue=libnativedir_dotnet.dylib ;; *) glue=libnativedir_dotnet.so ;; esac
+    [ -f "$out/$glue" ] || { echo "platform-tests: $out/$glue is missing from the publish" >&2; exit 1; }
+    [ -f "$out/NativeDir.dll" ] || { echo "platform-tests: $out/NativeDir.dll is missing from the publish" >&2; exit 1; }
+    # the managed assembly must be the managed one (a forced colliding publish swaps them)
+    head -c 2 "$out/NativeDir.dll" | grep -q MZ && ! grep -q "CSharp_" "$out/NativeDir.dll" ||
+      { echo "platform-tests: $out/NativeDir.dll is not the managed assembly" >&2; exit 1; }
+  done
+  ;;
+run)
+  rid=$1 work=$2 name=$3 prefix=$4
+  shift 4
+  dir="$work/$rid/$name"
+  args=(-noColor -noLogo "$@")
+  case "$rid" in
+  linux-x64)
+    exec "$dir/$name" "${args[@]}"
+    ;;
+  win-x64)
+    command -v wine64 >/dev/null || [ -x /usr/lib/wine/wine64 ] ||
+      { echo "platform-tests: SKIPPED: wine64 is not installed (scripts/deps.sh installs it): $name is not run on $rid"; exit 77; }
+    export ND_TEST_EMULATOR=wine64
+    exec bash "$here/../../../cross/wine-run.sh" "$prefix" - "$dir/$name.exe" "${args[@]}"
+    ;;
+  linux-arm64)
+    command -v qemu-aarch64 >/dev/null ||
+      { echo "platform-tests: SKIPPED: qemu-aarch64 is not installed (scripts/deps.sh installs qemu-user): $name is not run on $rid"; exit 77; }
+    sysroot=/usr/aarch64-linux-gnu
+    [ -e "$sysroot/lib/ld-linux-aarch64.so.1" ] ||
+      { echo "platform-tests: SKIPPED: no arm64 C library in $sysroot (libc6-dev-arm64-cross): $name is not run on $rid"; exit 77; }
+    export ND_TEST_EMULATOR=qemu-aarch64
+    # no arm64 ICU on the host: .NET's invariant globalization mode (the tests compare ordinally)
+    export DOTNET_SYSTEM_GLOBALIZATION_INVARIANT=1
+    # a child process of the tests runs under the same emulator (qemu-user cannot exec arm64 code
+    # without binfmt_misc, which a container does not have)
+    export ND_TEST_CHILD_LAUNCHER="qemu-aarch64 -L $sysroot"
+    exec qemu-aarch64 -L "$sysroot" "$dir/$name" "${args[@]}"
+    ;;
+  *)
+    echo "platform-tests: no way to run $rid here" >&2
+    exit 1
+    ;;
+  esac
+  ;;
+*)
+  echo "usage: platform-tests.sh publish|run ..." >&2
+  exit 2
+  ;;
+esac
