@@ -13,6 +13,9 @@ if(ND_DOTNET_EXTRA_RUNTIMES AND TARGET cross_win64 AND TARGET cross_arm64)
 endif()
 # the cross-build's prefix: wineboot runs once, at build time (cross/sub-build.cmake)
 set(ND_PLATFORM_WINEPREFIX ${CMAKE_BINARY_DIR}/cross/win64/wineprefix)
+# the SDK whose reference pack is the Lucene end-to-end tests' corpus
+get_filename_component(ND_PLATFORM_DOTNET_ROOT ${DOTNET_EXECUTABLE} REALPATH)
+get_filename_component(ND_PLATFORM_DOTNET_ROOT ${ND_PLATFORM_DOTNET_ROOT} DIRECTORY)
 
 foreach(rid IN LISTS ND_PLATFORM_RIDS)
   add_test(NAME dotnet_publish_${rid}
@@ -27,7 +30,8 @@ foreach(rid IN LISTS ND_PLATFORM_RIDS)
     list(GET suite 0 test)
     list(GET suite 1 name)
     add_test(NAME ${test}_${rid}
-      COMMAND bash ${ND_PLATFORM_SCRIPT} run ${rid} ${ND_PLATFORM_WORK} ${name} ${ND_PLATFORM_WINEPREFIX})
+      COMMAND bash ${ND_PLATFORM_SCRIPT} run ${rid} ${ND_PLATFORM_WORK} ${name} ${ND_PLATFORM_WINEPREFIX}
+              ${ND_PLATFORM_DOTNET_ROOT})
     set_tests_properties(${test}_${rid} PROPERTIES TIMEOUT 1200 SKIP_RETURN_CODE 77
       FIXTURES_REQUIRED dotnet_published_${rid} LABELS "dotnet;${rid}")
   endforeach()

@@ -7,8 +7,10 @@
 #   platform-tests.sh publish <dotnet> <feed> <version> <rid> <work> <project.csproj>...
 #       publishes each project to <work>/<rid>/<name>/. A publish that puts two files of one name
 #       into one folder (NETSDK1152) fails here, as it would for a user.
-#   platform-tests.sh run <rid> <work> <name> <wineprefix> [runner args...]
-#       runs <work>/<rid>/<name>/<name>[.exe]. Exit 77 (ctest SKIP_RETURN_CODE) when the
+#   platform-tests.sh run <rid> <work> <name> <wineprefix> <dotnet-root> [runner args...]
+#       runs <work>/<rid>/<name>/<name>[.exe], with DOTNET_ROOT naming the SDK whose reference
+#       pack the Lucene end-to-end tests index (a self-contained app has no SDK of its own; Wine
+#       sees the host's files on drive Z:). Exit 77 (ctest SKIP_RETURN_CODE) when the
 #       emulator the RID needs is not installed, after saying so.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -40,24 +42,28 @@ publish)
     case "$rid" in win-*) glue=nativedir_dotnet.dll ;; osx-*) glue=libnativedir_dotnet.dylib ;; *) glue=libnativedir_dotnet.so ;; esac
     [ -f "$out/$glue" ] || { echo "platform-tests: $out/$glue is missing from the publish" >&2; exit 1; }
     [ -f "$out/NativeDir.dll" ] || { echo "platform-tests: $out/NativeDir.dll is missing from the publish" >&2; exit 1; }
-    # the managed assembly must be the managed one (a forced colliding publish swaps them)
-    head -c 2 "$out/NativeDir.dll" | grep -q MZ && ! grep -q "CSharp_" "$out/NativeDir.dll" ||
+    # the managed assembly must be the managed one (a forced colliding publish swaps them): only
+    # a .NET assembly holds the CLI metadata root, whose signature is "BSJB"
+    grep -q BSJB "$out/NativeDir.dll" && ! grep -q BSJB "$out/$glue" ||
       { echo "platform-tests: $out/NativeDir.dll is not the managed assembly" >&2; exit 1; }
   done
   ;;
 run)
-  rid=$1 work=$2 name=$3 prefix=$4
-  shift 4
+  rid=$1 work=$2 name=$3 prefix=$4 root=$5
+  shift 5
   dir="$work/$rid/$name"
   args=(-noColor -noLogo "$@")
   case "$rid" in
   linux-x64)
+    export DOTNET_ROOT=$root
     exec "$dir/$name" "${args[@]}"
     ;;
   win-x64)
     command -v wine64 >/dev/null || [ -x /usr/lib/wine/wine64 ] ||
       { echo "platform-tests: SKIPPED: wine64 is not installed (scripts/deps.sh installs it): $name is not run on $rid"; exit 77; }
     export ND_TEST_EMULATOR=wine64
+    winroot="Z:${root//\//\\}"
+    export DOTNET_ROOT=$winroot
     exec bash "$here/../../../cross/wine-run.sh" "$prefix" - "$dir/$name.exe" "${args[@]}"
     ;;
   linux-arm64)
@@ -66,7 +72,7 @@ run)
     sysroot=/usr/aarch64-linux-gnu
     [ -e "$sysroot/lib/ld-linux-aarch64.so.1" ] ||
       { echo "platform-tests: SKIPPED: no arm64 C library in $sysroot (libc6-dev-arm64-cross): $name is not run on $rid"; exit 77; }
-    export ND_TEST_EMULATOR=qemu-aarch64
+    export ND_TEST_EMULATOR=qemu-aarch64 DOTNET_ROOT=$root
     # no arm64 ICU on the host: .NET's invariant globalization mode (the tests compare ordinally)
     export DOTNET_SYSTEM_GLOBALIZATION_INVARIANT=1
     # a child process of the tests runs under the same emulator (qemu-user cannot exec arm64 code
