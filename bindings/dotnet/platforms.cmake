@@ -8,7 +8,8 @@ set(ND_PLATFORM_SCRIPT ${SRC}/scripts/platform-tests.sh)
 set(ND_PLATFORM_PROJECTS ${SRC}/NativeDir.Tests/NativeDir.Tests.csproj
                          ${SRC}/NativeDir.Lucene.Tests/NativeDir.Lucene.Tests.csproj)
 set(ND_PLATFORM_RIDS linux-x64)
-if(ND_DOTNET_EXTRA_RUNTIMES AND TARGET cross_win64 AND TARGET cross_arm64)
+# the cross-builds (cross/, added after the bindings) put these RIDs into the package
+if(ND_DOTNET_EXTRA_RUNTIMES)
   list(APPEND ND_PLATFORM_RIDS win-x64 linux-arm64)
 endif()
 # the cross-build's prefix: wineboot runs once, at build time (cross/sub-build.cmake)

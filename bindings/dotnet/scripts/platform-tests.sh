@@ -56,7 +56,7 @@ run)
   case "$rid" in
   linux-x64)
     export DOTNET_ROOT=$root
-    exec "$dir/$name" "${args[@]}"
+    launch=("$dir/$name")
     ;;
   win-x64)
     command -v wine64 >/dev/null || [ -x /usr/lib/wine/wine64 ] ||
@@ -64,27 +64,47 @@ run)
     export ND_TEST_EMULATOR=wine64
     winroot="Z:${root//\//\\}"
     export DOTNET_ROOT=$winroot
-    exec bash "$here/../../../cross/wine-run.sh" "$prefix" - "$dir/$name.exe" "${args[@]}"
+    launch=(bash "$here/../../../cross/wine-run.sh" "$prefix" - "$dir/$name.exe")
     ;;
   linux-arm64)
     command -v qemu-aarch64 >/dev/null ||
       { echo "platform-tests: SKIPPED: qemu-aarch64 is not installed (scripts/deps.sh installs qemu-user): $name is not run on $rid"; exit 77; }
-    sysroot=/usr/aarch64-linux-gnu
-    [ -e "$sysroot/lib/ld-linux-aarch64.so.1" ] ||
-      { echo "platform-tests: SKIPPED: no arm64 C library in $sysroot (libc6-dev-arm64-cross): $name is not run on $rid"; exit 77; }
+    # the target's C and C++ runtimes and OpenSSL (xunit hashes with it) are Debian's arm64
+    # packages, installed through multiarch by scripts/deps.sh: one consistent set, found by the
+    # arm64 loader at its own paths (mixing in the cross toolchain's libc through -L hangs .NET)
+    [ -e /lib/ld-linux-aarch64.so.1 ] && [ -e /usr/lib/aarch64-linux-gnu/libssl.so.3 ] ||
+      { echo "platform-tests: SKIPPED: Debian's arm64 libc6, libstdc++6 and libssl3 are not installed (scripts/deps.sh): $name is not run on $rid"; exit 77; }
     export ND_TEST_EMULATOR=qemu-aarch64 DOTNET_ROOT=$root
-    # no arm64 ICU on the host: .NET's invariant globalization mode (the tests compare ordinally)
+    # no arm64 ICU here: .NET's invariant globalization mode (the tests compare ordinally)
     export DOTNET_SYSTEM_GLOBALIZATION_INVARIANT=1
     # a child process of the tests runs under the same emulator (qemu-user cannot exec arm64 code
     # without binfmt_misc, which a container does not have)
-    export ND_TEST_CHILD_LAUNCHER="qemu-aarch64 -L $sysroot"
-    exec qemu-aarch64 -L "$sysroot" "$dir/$name" "${args[@]}"
+    export ND_TEST_CHILD_LAUNCHER=qemu-aarch64
+    launch=(qemu-aarch64 "$dir/$name")
     ;;
   *)
     echo "platform-tests: no way to run $rid here" >&2
     exit 1
     ;;
   esac
+  # The runner's exit code alone is not enough: Wine reports 0 for a process that died of an
+  # unhandled exception. The run counts only with xunit's summary of this assembly, which must
+  # show tests run and none failed.
+  log="$work/$rid/$name.log"
+  rc=0
+  "${launch[@]}" "${args[@]}" 2>&1 | tee "$log" || rc=$?
+  summary=$(tr -d '\r' <"$log" | grep -E "^ +$name +Total: [0-9]+" | tail -1)
+  if [ -z "$summary" ]; then
+    echo "platform-tests: $name on $rid printed no test summary (exit $rc): it did not run" >&2
+    exit 1
+  fi
+  echo "platform-tests: $rid:$summary"
+  [[ $summary =~ Total:\ ([0-9]+),\ Errors:\ ([0-9]+),\ Failed:\ ([0-9]+),\ Skipped:\ ([0-9]+) ]] || exit 1
+  total=${BASH_REMATCH[1]} errors=${BASH_REMATCH[2]} failed=${BASH_REMATCH[3]} skipped=${BASH_REMATCH[4]}
+  if [ "$rc" -ne 0 ] || [ "$errors" -ne 0 ] || [ "$failed" -ne 0 ] || [ "$total" -eq "$skipped" ]; then
+    echo "platform-tests: $name on $rid failed (exit $rc, $failed failed, $errors errors, $skipped of $total skipped)" >&2
+    exit 1
+  fi
   ;;
 *)
   echo "usage: platform-tests.sh publish|run ..." >&2
