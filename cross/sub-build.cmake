@@ -144,16 +144,12 @@ if(NOT EXISTS ${bin}/native/${lib_name})
   return()
 endif()
 
-# the shipped library, where the .NET package picks it up
+# the .NET glue (SWIG's C side + the static core), the one library NativeDir loads and the only
+# file of runtimes/<rid>/native/ in the package: the plain C library is not shipped there, since
+# its name (nativedir.dll) collides with the managed NativeDir.dll on a case-insensitive file
+# system when a RID-specific publish flattens both into one folder (NETSDK1152)
+file(REMOVE_RECURSE ${RUNTIME})
 file(MAKE_DIRECTORY ${RUNTIME})
-if(PLATFORM STREQUAL "win64")
-  configure_file(${bin}/native/nativedir.dll ${RUNTIME}/nativedir.dll COPYONLY)
-else()
-  file(GLOB sos ${bin}/native/libnativedir.so.*.*.*)
-  list(GET sos 0 so)
-  configure_file(${so} ${RUNTIME}/libnativedir.so COPYONLY)
-endif()
-# and the .NET glue (SWIG's C side + the static core), the one library NativeDir loads
 if(PLATFORM STREQUAL "win64")
   set(glue ${bin}/bindings/dotnet/nativedir_dotnet.dll)
 else()

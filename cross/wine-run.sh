@@ -9,7 +9,9 @@ set -euo pipefail
 export WINEPREFIX=$1
 dlldirs=$2
 shift 2
-export WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml=" # no Mono/Gecko install dialogs
+export WINEDEBUG=-all
+# no Mono/Gecko install dialogs; a caller running .NET Core keeps mscoree (below) by setting its own
+export WINEDLLOVERRIDES=${WINEDLLOVERRIDES-"mscoree,mshtml="}
 export DISPLAY= # no window may open
 wine=$(command -v wine64 || true)
 [ -n "$wine" ] || [ ! -x /usr/lib/wine/wine64 ] || wine=/usr/lib/wine/wine64 # Debian keeps it off PATH

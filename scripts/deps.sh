@@ -16,8 +16,15 @@ packages=(
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user       # Linux arm64 cross-build, tests under qemu
 )
 
+# The .NET tests on linux-arm64 (qemu-user) run on Debian's arm64 C and C++ runtimes and OpenSSL
+# (xunit hashes with it), through multiarch: the arm64 loader finds them at its own paths.
+arm64_packages=(libc6:arm64 libstdc++6:arm64 libssl3:arm64)
+
 missing=()
-for p in "${packages[@]}"; do
+if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  if [ "$(id -u)" -eq 0 ]; then dpkg --add-architecture arm64; else sudo dpkg --add-architecture arm64; fi
+fi
+for p in "${packages[@]}" "${arm64_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if ((${#missing[@]})); then

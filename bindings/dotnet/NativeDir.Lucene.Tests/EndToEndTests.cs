@@ -11,7 +11,7 @@ using Lucene.Net.Search;
 using Lucene.Net.Store;
 using Lucene.Net.Util;
 using Xunit;
-using Xunit.Abstractions;
+
 using LuceneDirectory = Lucene.Net.Store.Directory;
 
 namespace NativeDir.Lucene.Tests

@@ -1,6 +1,8 @@
 using System;
+using System.Diagnostics;
 using System.IO;
 using System.Linq;
+using System.Runtime.InteropServices;
 using System.Text.RegularExpressions;
 using Xunit;
 
@@ -16,14 +18,24 @@ namespace NativeDir.Tests
         }
 
         [Fact]
-        public void LibraryLoadsFromTheNuGetLayoutInTheBuildOutput()
+        public void LibraryLoadsFromThePackageOfThisRid()
         {
-            Assert.Equal("linux-x64", NativeLibraryLoader.RuntimeId);
-            string expected = Path.Combine(AppContext.BaseDirectory, "runtimes", "linux-x64", "native",
-                "libnativedir_dotnet.so");
+            // the tests run RID-specific publishes (scripts/platform-tests.sh): the RID the app was
+            // published for is the one the loader computes, and the package's glue library for it
+            // (flattened beside the app by the SDK, or under runtimes/<rid>/native/ in a
+            // RID-less build) is the file the process has loaded
+            Assert.Equal(RuntimeInformation.RuntimeIdentifier, NativeLibraryLoader.RuntimeId);
+            string flat = Path.Combine(AppContext.BaseDirectory, NativeLibraryLoader.FileName);
+            string nested = Path.Combine(AppContext.BaseDirectory, "runtimes", NativeLibraryLoader.RuntimeId,
+                "native", NativeLibraryLoader.FileName);
+            string expected = File.Exists(flat) ? flat : nested;
             Assert.True(File.Exists(expected), expected);
-            string maps = File.ReadAllText("/proc/self/maps");
-            Assert.Contains(Path.GetFullPath(expected), maps);
+            Assert.Equal(1, NativeDirectory.AbiVersion); // loads it
+            var comparison = OperatingSystem.IsWindows() ? StringComparison.OrdinalIgnoreCase : StringComparison.Ordinal;
+            string[] loaded = Process.GetCurrentProcess().Modules.Cast<ProcessModule>()
+                .Select(m => m.FileName).ToArray();
+            Assert.True(loaded.Any(f => string.Equals(Path.GetFullPath(f), Path.GetFullPath(expected), comparison)),
+                expected + " is not among the loaded modules:\n" + string.Join("\n", loaded));
         }
 
         [Fact]

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# The .NET suites where users run the packages: each test project (xunit v3, a self-hosting
+# executable) is published as an application would be, RID-specific and self-contained, against
+# the NativeDir packages of the built feed (never the project references), then run natively,
+# under Wine (win-x64) or under qemu-user (linux-arm64).
+#
+#   platform-tests.sh publish <dotnet> <feed> <version> <rid> <work> <project.csproj>...
+#       publishes each project to <work>/<rid>/<name>/. A publish that puts two files of one name
+#       into one folder (NETSDK1152) fails here, as it would for a user.
+#   platform-tests.sh run <rid> <work> <name> <wineprefix> <dotnet-root> [runner args...]
+#       runs <work>/<rid>/<name>/<name>[.exe], with DOTNET_ROOT naming the SDK whose reference
+#       pack the Lucene end-to-end tests index (a self-contained app has no SDK of its own; Wine
+#       sees the host's files on drive Z:). Exit 77 (ctest SKIP_RETURN_CODE) when the
+#       emulator the RID needs is not installed, after saying so.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+mode=$1
+shift
+case "$mode" in
+publish)
+  dotnet=$1 feed=$2 version=$3 rid=$4 work=$5
+  shift 5
+  for p in NativeDir NativeDir.Lucene; do
+    [ -f "$feed/$p.$version.nupkg" ] ||
+      { echo "platform-tests: $feed/$p.$version.nupkg is missing (cmake --build must pack first)" >&2; exit 1; }
+  done
+  # Third-party packages stay cached between runs; ours are taken from the feed every time (the
+  # version does not change when the package is rebuilt).
+  cache="$work/packages"
+  mkdir -p "$cache"
+  rm -rf "$cache/nativedir" "$cache/nativedir.lucene"
+  for project in "$@"; do
+    name=$(basename "$project" .csproj)
+    out="$work/$rid/$name"
+    rm -rf "$out"
+    echo "platform-tests: dotnet publish $name -r $rid --self-contained (packages from $feed)"
+    "$dotnet" publish "$project" -c Release -r "$rid" --self-contained \
+      -p:NativeDirFromFeed=true -p:Version="$version" \
+      -p:ArtifactsPath="$work/$rid/artifacts" -p:RestorePackagesPath="$cache" \
+      -p:RestoreAdditionalProjectSources="$feed" -nologo -v:q -o "$out"
+    # the package's glue library, flattened beside the assemblies as the SDK does for a RID
+    case "$rid" in win-*) glue=nativedir_dotnet.dll ;; osx-*) glue=libnativedir_dotnet.dylib ;; *) glue=libnativedir_dotnet.so ;; esac
+    [ -f "$out/$glue" ] || { echo "platform-tests: $out/$glue is missing from the publish" >&2; exit 1; }
+    [ -f "$out/NativeDir.dll" ] || { echo "platform-tests: $out/NativeDir.dll is missing from the publish" >&2; exit 1; }
+    # the managed assembly must be the managed one (a forced colliding publish swaps them): only
+    # a .NET assembly holds the CLI metadata root, whose signature is "BSJB"
+    grep -q BSJB "$out/NativeDir.dll" && ! grep -q BSJB "$out/$glue" ||
+      { echo "platform-tests: $out/NativeDir.dll is not the managed assembly" >&2; exit 1; }
+  done
+  ;;
+run)
+  rid=$1 work=$2 name=$3 prefix=$4 root=$5
+  shift 5
+  dir="$work/$rid/$name"
+  args=(-noColor -noLogo "$@")
+  case "$rid" in
+  linux-x64)
+    export DOTNET_ROOT=$root
+    launch=("$dir/$name")
+    ;;
+  win-x64)
+    command -v wine64 >/dev/null || [ -x /usr/lib/wine/wine64 ] ||
+      { echo "platform-tests: SKIPPED: wine64 is not installed (scripts/deps.sh installs it): $name is not run on $rid"; exit 77; }
+    export ND_TEST_EMULATOR=wine64
+    # Wine's loader hands IL-only images (System.Runtime.dll...) to its mscoree: without it .NET
+    # dies with "Module not found" (and Wine still exits 0, hence the summary check below)
+    export WINEDLLOVERRIDES="mshtml="
+    # Wine 8 mishandles the runtime's W^X double mapping of JIT code: "Internal CLR error
+    # (0x80131506)" in a finalizer within seconds. Off, the suite runs (see README's table).
+    export DOTNET_EnableWriteXorExecute=0
+    winroot="Z:${root//\//\\}"
+    export DOTNET_ROOT=$winroot
+    launch=(bash "$here/../../../cross/wine-run.sh" "$prefix" - "$dir/$name.exe")
+    ;;
+  linux-arm64)
+    command -v qemu-aarch64 >/dev/null ||
+      { echo "platform-tests: SKIPPED: qemu-aarch64 is not installed (scripts/deps.sh installs qemu-user): $name is not run on $rid"; exit 77; }
+    # the target's C and C++ runtimes and OpenSSL (xunit hashes with it) are Debian's arm64
+    # packages, installed through multiarch by scripts/deps.sh: one consistent set, found by the
+    # arm64 loader at its own paths (mixing in the cross toolchain's libc through -L hangs .NET)
+    [ -e /lib/ld-linux-aarch64.so.1 ] && [ -e /usr/lib/aarch64-linux-gnu/libssl.so.3 ] ||
+      { echo "platform-tests: SKIPPED: Debian's arm64 libc6, libstdc++6 and libssl3 are not installed (scripts/deps.sh): $name is not run on $rid"; exit 77; }
+    export ND_TEST_EMULATOR=qemu-aarch64 DOTNET_ROOT=$root
+    # no arm64 ICU here: .NET's invariant globalization mode (the tests compare ordinally)
+    export DOTNET_SYSTEM_GLOBALIZATION_INVARIANT=1
+    # a child process of the tests runs under the same emulator (qemu-user cannot exec arm64 code
+    # without binfmt_misc, which a container does not have)
+    export ND_TEST_CHILD_LAUNCHER=qemu-aarch64
+    launch=(qemu-aarch64 "$dir/$name")
+    ;;
+  *)
+    echo "platform-tests: no way to run $rid here" >&2
+    exit 1
+    ;;
+  esac
+  # The runner's exit code alone is not enough: Wine reports 0 for a process that died of an
+  # unhandled exception. The run counts only with xunit's summary of this assembly, which must
+  # show tests run and none failed.
+  log="$work/$rid/$name.log"
+  rc=0
+  "${launch[@]}" "${args[@]}" 2>&1 | tee "$log" || rc=$?
+  summary=$(tr -d '\r' <"$log" | grep -E "^ +$name +Total: [0-9]+" | tail -1)
+  if [ -z "$summary" ]; then
+    echo "platform-tests: $name on $rid printed no test summary (exit $rc): it did not run" >&2
+    exit 1
+  fi
+  echo "platform-tests: $rid:$summary"
+  [[ $summary =~ Total:\ ([0-9]+),\ Errors:\ ([0-9]+),\ Failed:\ ([0-9]+),\ Skipped:\ ([0-9]+) ]] || exit 1
+  total=${BASH_REMATCH[1]} errors=${BASH_REMATCH[2]} failed=${BASH_REMATCH[3]} skipped=${BASH_REMATCH[4]}
+  if [ "$rc" -ne 0 ] || [ "$errors" -ne 0 ] || [ "$failed" -ne 0 ] || [ "$total" -eq "$skipped" ]; then
+    echo "platform-tests: $name on $rid failed (exit $rc, $failed failed, $errors errors, $skipped of $total skipped)" >&2
+    exit 1
+  fi
+  ;;
+*)
+  echo "usage: platform-tests.sh publish|run ..." >&2
+  exit 2
+  ;;
+esac
