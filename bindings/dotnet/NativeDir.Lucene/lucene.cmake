@@ -61,3 +61,11 @@ add_test(NAME dotnet_lucene_nupkg_consumer
           bash ${SRC}/NativeDir.Lucene.Tests/consumer/consumer-test.sh ${DOTNET_EXECUTABLE}
           ${ND_DOTNET_FEED} ${PROJECT_VERSION} ${ND_DOTNET_DIR}/lucene-consumer)
 set_tests_properties(dotnet_lucene_nupkg_consumer PROPERTIES TIMEOUT 900)
+
+# both packages carry what .NET users look for: license, readme, repository, XML docs, symbols
+foreach(pkg NativeDir NativeDir.Lucene)
+  add_test(NAME dotnet_nupkg_metadata_${pkg}
+    COMMAND ${CMAKE_COMMAND} -DNUPKG=${ND_DOTNET_FEED}/${pkg}.${PROJECT_VERSION}.nupkg
+            -DWORK=${ND_DOTNET_DIR}/nupkg-metadata/${pkg}
+            -P ${SRC}/check_nupkg_metadata.cmake)
+endforeach()

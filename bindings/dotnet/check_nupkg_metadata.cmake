@@ -1,0 +1,62 @@
+# What a .NET user looks for in a package, checked in the built .nupkg and its .snupkg:
+# cmake -DNUPKG=<feed>/<Id>.<version>.nupkg -DWORK=<scratch> -P check_nupkg_metadata.cmake
+# - the nuspec: license expression, readme, repository type, description, authors;
+# - README.md at the package root, XML docs beside every assembly of every target framework;
+# - a symbols package beside it whose portable PDBs cover the same assemblies.
+foreach(v NUPKG WORK)
+  if(NOT DEFINED ${v})
+    message(FATAL_ERROR "check_nupkg_metadata: ${v} not set")
+  endif()
+endforeach()
+string(REGEX REPLACE "\\.nupkg$" ".snupkg" SNUPKG "${NUPKG}")
+foreach(pkg ${NUPKG} ${SNUPKG})
+  if(NOT EXISTS ${pkg})
+    message(FATAL_ERROR "check_nupkg_metadata: ${pkg} was not produced")
+  endif()
+endforeach()
+get_filename_component(name ${NUPKG} NAME_WE)
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK}/pkg ${WORK}/sym)
+execute_process(COMMAND ${CMAKE_COMMAND} -E tar xf ${NUPKG} WORKING_DIRECTORY ${WORK}/pkg RESULT_VARIABLE rc)
+execute_process(COMMAND ${CMAKE_COMMAND} -E tar xf ${SNUPKG} WORKING_DIRECTORY ${WORK}/sym RESULT_VARIABLE rc2)
+if(NOT rc EQUAL 0 OR NOT rc2 EQUAL 0)
+  message(FATAL_ERROR "check_nupkg_metadata: cannot unpack ${NUPKG} or its symbols package")
+endif()
+set(problems "")
+file(GLOB nuspec ${WORK}/pkg/*.nuspec)
+if(NOT nuspec)
+  message(FATAL_ERROR "check_nupkg_metadata: no .nuspec in ${NUPKG}")
+endif()
+file(READ ${nuspec} spec)
+foreach(pattern
+    "<license type=\"expression\">Apache-2.0</license>"
+    "<readme>README.md</readme>"
+    "<repository type=\"git\""
+    "<authors>[^<]+</authors>"
+    "<description>[^<][^<][^<]+</description>"
+    "<copyright>[^<]+</copyright>")
+  if(NOT spec MATCHES "${pattern}")
+    string(APPEND problems "  the nuspec lacks ${pattern}\n")
+  endif()
+endforeach()
+if(NOT EXISTS ${WORK}/pkg/README.md)
+  string(APPEND problems "  README.md is not at the package root\n")
+endif()
+file(GLOB dlls RELATIVE ${WORK}/pkg ${WORK}/pkg/lib/*/*.dll)
+if(NOT dlls)
+  string(APPEND problems "  no assemblies under lib/\n")
+endif()
+foreach(dll IN LISTS dlls)
+  string(REGEX REPLACE "\\.dll$" "" stem "${dll}")
+  if(NOT EXISTS ${WORK}/pkg/${stem}.xml)
+    string(APPEND problems "  ${dll} has no XML documentation beside it\n")
+  endif()
+  if(NOT EXISTS ${WORK}/sym/${stem}.pdb)
+    string(APPEND problems "  the symbols package has no ${stem}.pdb\n")
+  endif()
+endforeach()
+if(problems)
+  message(FATAL_ERROR "check_nupkg_metadata: ${name}:\n${problems}")
+endif()
+list(LENGTH dlls n)
+message(STATUS "${name}: license, readme, repository, ${n} assemblies with XML docs and PDBs in the .snupkg")
