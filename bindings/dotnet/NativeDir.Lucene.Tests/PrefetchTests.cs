@@ -35,7 +35,7 @@ namespace NativeDir.Lucene.Tests
             Assert.Throws<ArgumentOutOfRangeException>(() => i.Prefetch(-1, 1));
             Assert.Throws<ArgumentOutOfRangeException>(() => i.Prefetch(0, -1));
 
-            using IndexInputSlicer slicer = d.CreateSlicer("f", Ctx(ctx));
+            using var slicer = d.CreateSlicer("f", Ctx(ctx));
             using var s = (NativeIndexInput)slicer.OpenSlice("s", 50_000, 1000);
             s.Prefetch(0, 1000);
             s.Prefetch(999, 1);
