@@ -25,6 +25,8 @@ typedef struct {
     int direct_random;    /* fewer for direct I/O, whose reads each reach the device */
     int64_t ring_size;    /* RingRandomQD32's file (kept between runs in `dir`) */
     int ring_reads;       /* 4 KiB reads per RingRandomQD32 run at QD1 (x4 at QD32) */
+    int64_t prefetch_size; /* ColdPrefetch's and LargerThanMemory's file (kept in `dir`) */
+    int prefetch_reads;   /* 4-16 KiB reads per cold ColdPrefetch run */
     int quick;
     const char *dir;      /* parent of the scratch directory */
     const char *out_dir;  /* where c.json goes */
@@ -142,6 +144,16 @@ void bench_concurrent(bench *b);
 void bench_buffer_sweep(bench *b);
 void bench_ring(bench *b);       /* ring.c: RingRandomQD32 */
 void bench_ring_targets(void);   /* its targets, once every ratio is known */
+void bench_prefetch(bench *b);   /* prefetch.c: ColdPrefetch, LargerThanMemory (issue 18) */
+void bench_prefetch_targets(void);
+
+/* ring.c: fio's rate for `count` 4 KiB O_DIRECT random reads of `path` at
+ * queue depth 32 (io_uring, else libaio: *engine says which); -1 without fio
+ * or when it fails. */
+typedef struct {
+    double iops, total_ios, cpu_ms;
+} fio_result;
+int bench_fio_randread(const char *path, int count, char *engine, size_t cap, fio_result *res);
 
 #define DATA_NAME "r.dat"  /* the file every read workload reads */
 #define WRITE_NAME "w.dat" /* the file every write workload writes */

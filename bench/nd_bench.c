@@ -37,16 +37,19 @@ static void usage(void)
 {
     fputs("usage: nd_bench [--quick] [--size-mib N] [--runs N] [--dir PATH] [--out DIR]\n"
           "                [--chunk-kib N] [--random-reads N] [--ring-mib N] [--ring-reads N]\n"
-          "                [--only GROUP,GROUP...]\n"
+          "                [--prefetch-mib N] [--prefetch-reads N] [--only GROUP,GROUP...]\n"
           "  --quick        4 MiB, 3 runs: checks that everything runs, measures nothing\n"
           "  --ring-mib N   RingRandomQD32's file (default 1024; kept in --dir between runs)\n"
           "  --ring-reads N its 4 KiB reads per run at QD1 (default 8192; 4x that at QD32)\n"
+          "  --prefetch-mib N   ColdPrefetch's file (default 512; kept in --dir between runs)\n"
+          "  --prefetch-reads N its 4-16 KiB reads per cold run (default 4096)\n"
           "  --dir PATH     where the scratch directory goes (default $ND_BENCH_DIR, else\n"
           "                 " ND_BENCH_DEFAULT_DIR ")\n"
           "  --out DIR      where c.json goes (default $ND_BENCH_OUT, else\n"
           "                 " ND_BENCH_DEFAULT_OUT ")\n"
           "  --only GROUPS  Write,ReadSequential,ReadByteSequential,ReadRandom,\n"
-          "                 ConcurrentCloneReads,BufferSweep,RingRandomQD32\n",
+          "                 ConcurrentCloneReads,BufferSweep,RingRandomQD32,\n"
+          "                 ColdPrefetch (and LargerThanMemory, run with it)\n",
           stderr);
     exit(2);
 }
@@ -200,6 +203,7 @@ static void apply_targets(void)
                      2.0 / r->cpu_ratio);
     }
     bench_ring_targets();
+    bench_prefetch_targets();
     row *r = bench_find("WriteSync", "nd_write_bytes+nd_output_sync (ND_IO_MERGE)");
     if (r != NULL) {
         snprintf(r->target, sizeof(r->target), "<= 1.25, cached < 5%%");
@@ -227,7 +231,7 @@ int main(int argc, char **argv)
 {
     bench *b = &B;
     long size_mib = 64, runs = 9, chunk_kib = 64, random_reads = 100000;
-    long ring_mib = 1024, ring_reads = 8192;
+    long ring_mib = 1024, ring_reads = 8192, prefetch_mib = 512, prefetch_reads = 4096;
     int quick = 0;
     const char *only = NULL;
     b->dir = getenv("ND_BENCH_DIR") && *getenv("ND_BENCH_DIR") ? getenv("ND_BENCH_DIR")
@@ -238,7 +242,7 @@ int main(int argc, char **argv)
         n += snprintf(b->command + n, sizeof(b->command) - (size_t)n, "%s%s", i ? " " : "",
                       i ? argv[i] : "nd_bench");
     int explicit_size = 0, explicit_runs = 0, explicit_random = 0, explicit_ring = 0,
-        explicit_ring_reads = 0;
+        explicit_ring_reads = 0, explicit_prefetch = 0, explicit_prefetch_reads = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--quick") == 0) {
@@ -262,6 +266,10 @@ int main(int argc, char **argv)
             ring_mib = number(a, v, 1, 1 << 20), explicit_ring = 1;
         else if (strcmp(a, "--ring-reads") == 0)
             ring_reads = number(a, v, 32, 1 << 22), explicit_ring_reads = 1;
+        else if (strcmp(a, "--prefetch-mib") == 0)
+            prefetch_mib = number(a, v, 1, 1 << 20), explicit_prefetch = 1;
+        else if (strcmp(a, "--prefetch-reads") == 0)
+            prefetch_reads = number(a, v, 32, 1 << 22), explicit_prefetch_reads = 1;
         else if (strcmp(a, "--dir") == 0)
             b->dir = v;
         else if (strcmp(a, "--out") == 0)
@@ -274,7 +282,7 @@ int main(int argc, char **argv)
     if (only != NULL) {
         static const char *known[] = {"Write", "ReadSequential", "ReadByteSequential",
                                       "ReadRandom", "ConcurrentCloneReads", "BufferSweep",
-                                      "RingRandomQD32"};
+                                      "RingRandomQD32", "ColdPrefetch"};
         const size_t nknown = sizeof(known) / sizeof(known[0]);
         char list[512];
         snprintf(list, sizeof(list), "%s", only);
@@ -292,6 +300,8 @@ int main(int argc, char **argv)
         random_reads = explicit_random ? random_reads : 5000;
         ring_mib = explicit_ring ? ring_mib : 16;
         ring_reads = explicit_ring_reads ? ring_reads : 256;
+        prefetch_mib = explicit_prefetch ? prefetch_mib : 32;
+        prefetch_reads = explicit_prefetch_reads ? prefetch_reads : 256;
     }
     b->quick = quick;
     b->size = (int64_t)size_mib << 20;
@@ -301,6 +311,8 @@ int main(int argc, char **argv)
     b->direct_random = random_reads < 2000 ? (int)random_reads : 2000;
     b->ring_size = (int64_t)ring_mib << 20;
     b->ring_reads = (int)ring_reads;
+    b->prefetch_size = (int64_t)prefetch_mib << 20;
+    b->prefetch_reads = (int)prefetch_reads;
     if ((int64_t)b->chunk > b->size)
         die("--chunk-kib is larger than the file");
 
@@ -338,6 +350,8 @@ int main(int argc, char **argv)
         bench_buffer_sweep(b);
     if (wanted(only, "RingRandomQD32"))
         bench_ring(b);
+    if (wanted(only, "ColdPrefetch"))
+        bench_prefetch(b);
 
     bench_finish_ratios();
     apply_targets();

@@ -190,16 +190,12 @@ static double json_number_after(const char *text, const char *key)
     return end == p ? -1 : v;
 }
 
-typedef struct {
-    double iops, total_ios, cpu_ms;
-} fio_result;
-
-/* Runs fio once with `engine`; 0 and *res on success, -1 if fio failed or
- * printed no read IOPS. */
-static int run_fio_once(const char *engine, int count, fio_result *res)
+/* Runs fio once with `engine` on `path`; 0 and *res on success, -1 if fio
+ * failed or printed no read IOPS. */
+static int run_fio_once(const char *path, const char *engine, int count, fio_result *res)
 {
     char a_file[4300], a_engine[64], a_ios[64];
-    snprintf(a_file, sizeof(a_file), "--filename=%s", R.path);
+    snprintf(a_file, sizeof(a_file), "--filename=%s", path);
     snprintf(a_engine, sizeof(a_engine), "--ioengine=%s", engine);
     snprintf(a_ios, sizeof(a_ios), "--number_ios=%d", count);
     /* the same work as the ring rows: count 4 KiB direct reads at random
@@ -268,22 +264,34 @@ static double run_fio(bench *b, void *vctx, run_out *out)
     if (R.fio_engine[0] == '\0') {
         /* the first run picks the engine: io_uring, or libaio where fio's
          * io_uring is refused (old kernel, seccomp) */
-        if (run_fio_once("io_uring", c->count, &res) == 0) {
+        if (run_fio_once(R.path, "io_uring", c->count, &res) == 0) {
             snprintf(R.fio_engine, sizeof(R.fio_engine), "io_uring");
         } else {
             fprintf(stderr, "\nnd_bench: RingRandomQD32: fio --ioengine=io_uring failed; the "
                             "device limit is measured with libaio instead\n\n");
             snprintf(R.fio_engine, sizeof(R.fio_engine), "libaio");
-            if (run_fio_once("libaio", c->count, &res) != 0)
+            if (run_fio_once(R.path, "libaio", c->count, &res) != 0)
                 die("RingRandomQD32: fio failed with io_uring and libaio on %s", R.path);
         }
-    } else if (run_fio_once(R.fio_engine, c->count, &res) != 0) {
+    } else if (run_fio_once(R.path, R.fio_engine, c->count, &res) != 0) {
         die("RingRandomQD32: fio --ioengine=%s failed on %s", R.fio_engine, R.path);
     }
     out->ops = res.total_ios;
     out->cpu = res.cpu_ms;
     out->cached = cached_percent(R.dirfd, R.name);
     return res.total_ios * 1e3 / res.iops; /* so that the row's rate is fio's own IOPS */
+}
+
+int bench_fio_randread(const char *path, int count, char *engine, size_t cap, fio_result *res)
+{
+    if (R.fio[0] == '\0' && !find_fio())
+        return -1;
+    if (run_fio_once(path, "io_uring", count, res) == 0) {
+        snprintf(engine, cap, "io_uring");
+        return 0;
+    }
+    snprintf(engine, cap, "libaio");
+    return run_fio_once(path, "libaio", count, res);
 }
 
 /* ---- the synchronous reads and the ring ---- */

@@ -3,11 +3,13 @@
 # parses it (plain set() calls, one name and its files each), so a source added
 # here is compiled by CMake and by `pip install` alike.
 set(ND_COMMON_SOURCES
-  src/dir.c src/error.c src/handle.c src/input.c src/name.c src/output.c src/ring.c src/version.c)
+  src/dir.c src/error.c src/handle.c src/input.c src/name.c src/output.c src/prefetch.c src/ring.c
+  src/version.c)
 set(ND_POSIX_SOURCES
-  src/posix/dir.c src/posix/errors.c src/posix/file.c src/posix/map.c
+  src/posix/dir.c src/posix/errors.c src/posix/file.c src/posix/map.c src/posix/prefetch.c
   src/posix/ring_threads.c src/posix/ring_uring.c src/posix/thread.c
   src/posix/writer_uring.c)
 set(ND_WINDOWS_SOURCES
   src/windows/dir.c src/windows/errors.c src/windows/file.c src/windows/map.c
+  src/windows/prefetch.c
   src/windows/ring_iocp.c src/windows/thread.c src/windows/writer.c)

@@ -316,6 +316,40 @@ ND_EXTERN int32_t nd_output_seek(nd_handle output, int64_t pos);
  */
 ND_EXTERN int64_t nd_input_buffer_size(nd_handle input);
 
+/**
+ * Asks the OS to start bringing [offset, offset+len) of the input (a slice's
+ * own offsets) into memory and returns at once, without waiting for the
+ * device: Lucene's IndexInput.prefetch. Call it for the blocks a query will
+ * read next, then read them; the reads then overlap on the device instead of
+ * waiting one after another. ND_OK also when the bytes are already in memory
+ * (that case costs a few nanoseconds: after repeated prefetches found their
+ * pages resident, the library looks again only now and then, so on a cached
+ * index an occasional prefetch of a range that is not resident does nothing).
+ * ND_E_EOF if offset + len > length; len 0 does nothing.
+ * Mapped: madvise(MADV_WILLNEED) of the range's pages after a mincore look;
+ * buffered and drop-behind: posix_fadvise(POSIX_FADV_WILLNEED) after a look
+ * at the page cache (cachestat, else a read that refuses to wait); direct:
+ * nothing (its reads never use the cache). Windows: PrefetchVirtualMemory
+ * for mappings, nothing for files; macOS: madvise, F_RDADVISE for files.
+ * A hint: a failure of the OS call is not reported.
+ */
+ND_EXTERN int32_t nd_input_prefetch(nd_handle input, int64_t offset, int64_t len);
+
+/**
+ * Changes the access advice of an open input to ND_IO_RANDOM, ND_IO_SEQUENTIAL
+ * or 0 (normal); any other value gets ND_E_INVALID_ARGUMENT. Lucene 10's
+ * read-advice update: e.g. a file opened for random reads that is about to be
+ * read front to back once. Mapped: madvise(MADV_RANDOM/SEQUENTIAL/NORMAL) of
+ * the pages under the input's range: clones share the mapping and so the
+ * advice; a slice's advice covers its own range, rounded out to whole pages
+ * (a page shared with a neighbouring slice gets it too). Buffered and
+ * drop-behind: posix_fadvise on the descriptor every clone and slice shares
+ * (Linux applies it to the whole open file). Direct: nothing. Windows: nothing
+ * (no advice exists for an open file or a view). The cursor buffer size and a
+ * mapped sequential input's read-ahead stay as chosen at open.
+ */
+ND_EXTERN int32_t nd_input_advise(nd_handle input, uint32_t flags);
+
 /* ------------------------------------------------------------------------ */
 /* Asynchronous reads. A ring takes positional reads and reports them done,  */
 /* with nothing allocated per read and no callbacks: one thread (or many)   */

@@ -54,6 +54,7 @@ typedef struct {
     nd_mutex *bounce_mu;  /* direct: serialises positional reads through bounce */
     uint8_t *bounce;
     size_t bounce_cap;    /* direct_size(BOUNCE_DIRECT, align) */
+    _Atomic uint32_t prefetch_hits; /* prefetch.c's back-off */
     char name[];
 } nd_file;
 
@@ -313,6 +314,23 @@ int32_t nd__input_begin_async(nd_handle h, int64_t off, void *dst, int64_t len, 
         rc = len > 0 ? file_read(f, at, dst, (size_t)len) : ND_OK;
         *result = rc == ND_OK ? len : rc;
     }
+    return ND_OK;
+}
+
+int32_t nd__input_view(nd_handle h, const char *call, nd_input_view *out)
+{
+    nd_input *in;
+    int32_t rc = input_get(h, call, &in);
+    if (rc != ND_OK)
+        return rc;
+    nd_file *f = in->file;
+    out->strategy = f->strategy;
+    out->fd = f->fd;
+    out->map = f->map;
+    out->start = in->start;
+    out->length = in->length;
+    out->name = f->name;
+    out->hits = &f->prefetch_hits;
     return ND_OK;
 }
 

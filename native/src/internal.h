@@ -135,4 +135,17 @@ int32_t nd__dir_get(nd_handle h, const char *call, nd_dir **out);
 int32_t nd__input_begin_async(nd_handle h, int64_t off, void *dst, int64_t len, nd_os_file *fd,
                               int64_t *file_off, int64_t *result);
 
+/* input.c, for prefetch.c: what prefetch and advice need of input `h`, with a
+ * reference taken (drop it with nd__handle_put(h)). `hits` is the file's
+ * prefetch back-off counter, shared by its clones and slices. */
+typedef struct {
+    int strategy;           /* ND_STRATEGY_* */
+    nd_os_file fd;          /* ND_OS_FILE_INVALID for a mapping */
+    uint8_t *map;           /* the whole file's mapping, or NULL */
+    int64_t start, length;  /* the input's range, in file offsets */
+    const char *name;       /* for messages */
+    _Atomic uint32_t *hits;
+} nd_input_view;
+int32_t nd__input_view(nd_handle h, const char *call, nd_input_view *out);
+
 #endif /* ND_INTERNAL_H */

@@ -127,6 +127,14 @@ void nd__os_unmap(void *addr, int64_t len, void *token);
 void nd__os_map_advise(void *addr, int64_t len, nd_advice advice);
 void nd__os_map_populate(void *addr, int64_t len);
 
+/* Prefetch (os prefetch.c). The page size mappings are advised in. */
+int64_t nd__os_page_size(void);
+/* Whether every page of [addr, addr+len) of a mapping (addr page-aligned) is
+ * in memory: 1 yes, 0 no, -1 the OS cannot tell cheaply. */
+int nd__os_map_resident(const void *addr, int64_t len);
+/* The same for [off, off+len) of a file in the page cache. */
+int nd__os_file_resident(nd_os_file f, int64_t off, int64_t len);
+
 /* Aligned memory for direct I/O buffers. */
 void *nd__os_aligned_alloc(size_t align, size_t size);
 void nd__os_aligned_free(void *p);

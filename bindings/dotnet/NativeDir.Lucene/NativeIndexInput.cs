@@ -272,6 +272,33 @@ namespace NativeDir.Lucene
             return c;
         }
 
+        /// <summary>
+        /// Asks the OS to start reading bytes [<paramref name="offset"/>, <paramref name="offset"/> +
+        /// <paramref name="length"/>) of this input (a slice's own offsets) into memory and returns
+        /// at once: Lucene 9.12+'s <c>IndexInput.prefetch</c>, for applications that know which
+        /// blocks they read next (Lucene.NET 4.8's codecs never call it). Next to free when the
+        /// bytes are cached; see <see cref="NativeInput.Prefetch"/>.
+        /// </summary>
+        /// <exception cref="EndOfStreamException">The range passes the end of this input.</exception>
+        public void Prefetch(long offset, long length)
+        {
+            if (offset < 0 || length < 0)
+                throw new ArgumentOutOfRangeException(offset < 0 ? nameof(offset) : nameof(length),
+                    $"negative {(offset < 0 ? "offset" : "length")} prefetching {this}");
+            if (offset > _length - length)
+                throw new EndOfStreamException($"prefetch of {length} bytes at {offset} passes the end of {this} ({_length} bytes)");
+            _file.Prefetch(_offset + offset, length);
+        }
+
+        /// <summary>
+        /// Changes the OS access advice of the file under this input to <see cref="IoOptions.Random"/>,
+        /// <see cref="IoOptions.Sequential"/> or <see cref="IoOptions.None"/> (normal): Lucene 10's
+        /// <c>updateReadAdvice</c>, e.g. before reading a randomly accessed file front to back once.
+        /// The file is shared, so its clones, its slicer and their slices get the advice too.
+        /// </summary>
+        /// <exception cref="ArgumentException">Anything but one of those three values.</exception>
+        public void UpdateReadAdvice(IoOptions advice) => _file.Advise(advice);
+
         /// <summary>A slice of this input; an owner of the file until disposed.</summary>
         internal NativeIndexInput Slice(string description, long offset, long length)
         {

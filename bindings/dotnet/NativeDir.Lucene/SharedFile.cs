@@ -75,6 +75,22 @@ namespace NativeDir.Lucene
             _input.ReadBytes(offset, dst);
         }
 
+        /// <summary>nd_input_prefetch of [offset, offset + length) of the file.</summary>
+        internal void Prefetch(long offset, long length)
+        {
+            if (_closed)
+                throw Disposed();
+            _input.Prefetch(offset, length);
+        }
+
+        /// <summary>nd_input_advise on the file: every input sharing it gets the advice.</summary>
+        internal void Advise(IoOptions advice)
+        {
+            if (_closed)
+                throw Disposed();
+            _input.Advise(advice);
+        }
+
         internal void AddOwner()
         {
             if (Interlocked.Increment(ref _owners) <= 1)

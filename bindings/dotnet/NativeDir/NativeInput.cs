@@ -343,6 +343,54 @@ namespace NativeDir
             return new NativeInput(s, Name, length);
         }
 
+        /// <summary>
+        /// Asks the OS to start bringing bytes [<paramref name="offset"/>, <paramref name="offset"/> +
+        /// <paramref name="length"/>) of this input into memory and returns at once: Lucene's
+        /// <c>IndexInput.prefetch</c>. Call it for the blocks about to be read, then read them; their
+        /// reads then overlap on the device. Costs a few nanoseconds when the bytes are already in
+        /// memory (the library stops looking after repeated hits). A no-op for direct inputs and, on
+        /// Windows, for unmapped ones. Experimental (nd_input_prefetch).
+        /// </summary>
+        /// <exception cref="EndOfStreamException">The range passes the end of the input.</exception>
+        /// <exception cref="ArgumentException">A negative offset or length.</exception>
+        public void Prefetch(long offset, long length)
+        {
+            long h = Enter();
+            try
+            {
+                int rc = Native.nd_input_prefetch(h, offset, length);
+                if (rc < 0)
+                    throw Errors.For(rc, Name);
+            }
+            finally
+            {
+                _h.Exit();
+            }
+        }
+
+        /// <summary>
+        /// Changes the access advice of this open input to <see cref="IoOptions.Random"/>,
+        /// <see cref="IoOptions.Sequential"/> or <see cref="IoOptions.None"/> (normal), as Lucene 10's
+        /// read-advice update does. The advice belongs to the file: clones share it, and a slice's
+        /// covers its own range (see nd_input_advise). The buffer size chosen at open stays.
+        /// Experimental (nd_input_advise).
+        /// </summary>
+        /// <exception cref="ArgumentException">Anything but one of those three values.</exception>
+        public void Advise(IoOptions advice)
+        {
+            long h = Enter();
+            try
+            {
+                int rc = Native.nd_input_advise(h, (uint)advice);
+                if (rc < 0)
+                    throw Errors.For(rc, Name);
+            }
+            finally
+            {
+                _h.Exit();
+            }
+        }
+
         /// <summary>The native handle, for rings (which take their own references).</summary>
         internal InputSafeHandle Handle => _h;
 

@@ -24,6 +24,8 @@ _close = lib.nd_close
 _input_length = lib.nd_input_length
 _new = ffi.new
 _INT64_OUT = ffi.typeof("int64_t *")
+_IO_RANDOM = lib.ND_IO_RANDOM
+_IO_SEQUENTIAL = lib.ND_IO_SEQUENTIAL
 
 Buffer = Any  # any writable (or, for writes, readable) contiguous bytes-like object
 
@@ -273,6 +275,32 @@ class Input(io.RawIOBase):
         """The cursor's position."""
         self._handle()
         return self._pos
+
+    # ---- read-ahead and advice ----
+
+    def prefetch(self, offset: int, length: int) -> None:
+        """Asks the OS to start reading ``[offset, offset + length)`` into memory; returns at once.
+
+        Lucene's ``IndexInput.prefetch``: call it for the blocks about to be
+        read, then read them, and their reads overlap on the device. Next to
+        free when the bytes are cached (the library stops looking after
+        repeated hits); a no-op for direct inputs. EOFError past the end,
+        ValueError for a negative offset or length. Experimental.
+        """
+        rc = lib.nd_input_prefetch(self._handle(), offset, length)
+        if rc < 0:
+            raise self._failed(rc)
+
+    def advise(self, *, random: bool = False, sequential: bool = False) -> None:
+        """Changes the access advice of this open input (neither: normal).
+
+        Lucene 10's read-advice update. Clones share the file's advice; a
+        slice's covers its own range. ValueError for both at once. Experimental.
+        """
+        flags = (_IO_RANDOM if random else 0) | (_IO_SEQUENTIAL if sequential else 0)
+        rc = lib.nd_input_advise(self._handle(), flags)
+        if rc < 0:
+            raise self._failed(rc)
 
     # ---- new handles on the same file ----
 

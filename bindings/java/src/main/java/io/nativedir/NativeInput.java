@@ -135,6 +135,32 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
     return mapping != null;
   }
 
+  /**
+   * Asks the OS to start reading bytes [offset, offset + len) of this input (a slice's own offsets)
+   * into memory and returns at once: Lucene's {@code IndexInput.prefetch}. Call it for the blocks
+   * about to be read, then read them: their reads overlap on the device. Next to free when the
+   * bytes are cached (the library stops looking after repeated hits); a no-op for direct inputs.
+   * Experimental (nd_input_prefetch).
+   *
+   * @throws java.io.EOFException if the range passes the end
+   * @throws IllegalArgumentException for a negative offset or length
+   */
+  public void prefetch(long offset, long len) throws IOException {
+    nativedir.nd_input_prefetch(handle(), offset, len);
+  }
+
+  /**
+   * Changes the access advice of this open input: {@code advise(IOFlag.RANDOM)}, {@code
+   * advise(IOFlag.SEQUENTIAL)} or {@code advise()} (normal), as Lucene 10's read-advice update does.
+   * Clones share the file's advice; a slice's covers its own range (nd_input_advise). The cursor
+   * buffer's size stays as chosen at open. Experimental.
+   *
+   * @throws IllegalArgumentException for anything but one of those
+   */
+  public void advise(IOFlag... advice) throws IOException {
+    nativedir.nd_input_advise(handle(), IOFlag.bits(advice));
+  }
+
   // ---- positional reads: thread-safe ----
 
   /** Reads exactly {@code len} bytes at {@code offset} into {@code dst[off, off+len)}. */
