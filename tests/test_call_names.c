@@ -86,6 +86,8 @@ ROW(nd_input_clone, stale) { nd_handle h; return nd_input_clone(f->stale, &h); }
 ROW(nd_input_slice, outside) { nd_handle h; return nd_input_slice(f->in, 4, 7, &h); }
 ROW(nd_input_strategy, wrong_kind) { return nd_input_strategy(f->dir); }
 ROW(nd_input_buffer_size, stale) { return nd_input_buffer_size(f->stale); }
+ROW(nd_input_unpin, stale) { return nd_input_unpin(f->stale); }
+ROW(nd_input_unpin, wrong_kind) { return nd_input_unpin(f->out); }
 ROW(nd_create_output, exists) { nd_handle h; return nd_create_output(f->dir, "f", 0, &h); }
 ROW(nd_create_output, exists_merge) { nd_handle h; return nd_create_output(f->dir, "f", ND_IO_MERGE, &h); }
 ROW(nd_create_output, bad_name) { nd_handle h; return nd_create_output(f->dir, ".", 0, &h); }
@@ -128,7 +130,7 @@ static const row rows[] = {
     R(nd_read_bytes, past_end), R(nd_read_bytes, wrong_kind), R(nd_input_seek, past_end),
     R(nd_input_seek, negative), R(nd_input_position, stale), R(nd_read_byte_buffered, at_end),
     R(nd_read_buffered, past_end), R(nd_input_window, past_end), R(nd_input_window, null_out),
-    R(nd_input_clone, stale), R(nd_input_slice, outside), R(nd_input_strategy, wrong_kind), R(nd_input_buffer_size, stale),
+    R(nd_input_clone, stale), R(nd_input_slice, outside), R(nd_input_strategy, wrong_kind), R(nd_input_buffer_size, stale), R(nd_input_unpin, stale), R(nd_input_unpin, wrong_kind),
     R(nd_create_output, exists), R(nd_create_output, exists_merge), R(nd_create_output, bad_name),
     R(nd_write_bytes, null_src), R(nd_write_bytes, wrong_kind), R(nd_write_byte, stale),
     R(nd_output_position, wrong_kind), R(nd_output_crc32, stale), R(nd_output_sync, wrong_kind), R(nd_output_flush, stale),
