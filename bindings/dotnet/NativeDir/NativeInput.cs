@@ -26,11 +26,14 @@ namespace NativeDir
     /// </summary>
     public sealed unsafe class NativeInput : IDisposable
     {
-        // Reads bigger than this skip the window and go straight into the caller's memory.
-        private const int DirectReadThreshold = 8192;
+        // Cursor reads at least this big skip the window and go straight into the caller's memory
+        // (nd_read_bytes): the library's buffer size for this input, at most 64 KiB, as its own
+        // nd_read_buffered decides (one buffer-size policy: nd_input_buffer_size).
+        private const int MaxBypass = 64 * 1024;
 
         private readonly InputSafeHandle _h;
         private readonly long _length;
+        private readonly int _bufferSize;
 
         // The cached window: bytes [_winStart, _winStart + (_end - _win)) of the input at _win.
         // The cursor is at _winStart + (_cur - _win). With no window all three are null and the
@@ -43,25 +46,33 @@ namespace NativeDir
         private int _disposed;
         private int _windowThread; // managed id of the thread that filled the window; 0: none yet
 
-        private NativeInput(InputSafeHandle h, string name, long length)
+        private NativeInput(InputSafeHandle h, string name, long length, int bufferSize)
         {
             _h = h;
             Name = name;
             _length = length;
+            _bufferSize = bufferSize;
         }
 
         internal static NativeInput Wrap(InputSafeHandle h, string name)
         {
-            long len;
+            long len, size = 0;
             int rc = Native.nd_input_length(h.Value, &len);
+            if (rc >= 0 && (size = Native.nd_input_buffer_size(h.Value)) < 0)
+                rc = (int)size;
             if (rc < 0)
             {
                 Exception e = Errors.For(rc, name);
                 h.Dispose();
                 throw e;
             }
-            return new NativeInput(h, name, len);
+            return new NativeInput(h, name, len, (int)size);
         }
+
+        /// <summary>The size of the library's cursor buffer for this input (from its strategy,
+        /// access flags and length: nd_input_buffer_size): what a reader that keeps a buffer of its
+        /// own should use.</summary>
+        public int BufferSize => Volatile.Read(ref _disposed) == 0 ? _bufferSize : throw OnDisposed();
 
         /// <summary>The file name this input was opened from (clones and slices keep it).</summary>
         public string Name { get; }
@@ -165,7 +176,7 @@ namespace NativeDir
                 dst = dst.Slice(have);
                 pos += have;
             }
-            if (dst.Length >= DirectReadThreshold)
+            if (dst.Length >= Math.Min(_bufferSize, MaxBypass))
             {
                 ReadBytes(pos, dst);
                 _win = _cur = _end = null;
@@ -310,7 +321,7 @@ namespace NativeDir
             {
                 _h.Exit();
             }
-            return new NativeInput(c, Name, _length);
+            return new NativeInput(c, Name, _length, _bufferSize);
         }
 
         /// <summary>A new input on bytes [<paramref name="offset"/>, <paramref name="offset"/> +
@@ -339,7 +350,7 @@ namespace NativeDir
             {
                 _h.Exit();
             }
-            return new NativeInput(s, Name, length);
+            return new NativeInput(s, Name, length, (int)Math.Max(1, Math.Min(_bufferSize, length)));
         }
 
         /// <summary>The native handle, for rings (which take their own references).</summary>
