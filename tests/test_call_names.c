@@ -90,6 +90,8 @@ ROW(nd_input_prefetch, past_end) { return nd_input_prefetch(f->in, 4, 7); }
 ROW(nd_input_prefetch, wrong_kind) { return nd_input_prefetch(f->out, 0, 0); }
 ROW(nd_input_advise, bad_flags) { return nd_input_advise(f->in, ND_IO_RANDOM | ND_IO_SEQUENTIAL); }
 ROW(nd_input_advise, stale) { return nd_input_advise(f->stale, 0); }
+ROW(nd_input_unpin, stale) { return nd_input_unpin(f->stale); }
+ROW(nd_input_unpin, wrong_kind) { return nd_input_unpin(f->out); }
 ROW(nd_create_output, exists) { nd_handle h; return nd_create_output(f->dir, "f", 0, &h); }
 ROW(nd_create_output, exists_merge) { nd_handle h; return nd_create_output(f->dir, "f", ND_IO_MERGE, &h); }
 ROW(nd_create_output, bad_name) { nd_handle h; return nd_create_output(f->dir, ".", 0, &h); }
@@ -134,7 +136,8 @@ static const row rows[] = {
     R(nd_read_buffered, past_end), R(nd_input_window, past_end), R(nd_input_window, null_out),
     R(nd_input_clone, stale), R(nd_input_slice, outside), R(nd_input_strategy, wrong_kind), R(nd_input_buffer_size, stale),
     R(nd_input_prefetch, past_end), R(nd_input_prefetch, wrong_kind), R(nd_input_advise, bad_flags),
-    R(nd_input_advise, stale),
+    R(nd_input_advise, stale), R(nd_input_unpin, stale),
+    R(nd_input_unpin, wrong_kind),
     R(nd_create_output, exists), R(nd_create_output, exists_merge), R(nd_create_output, bad_name),
     R(nd_write_bytes, null_src), R(nd_write_bytes, wrong_kind), R(nd_write_byte, stale),
     R(nd_output_position, wrong_kind), R(nd_output_crc32, stale), R(nd_output_sync, wrong_kind), R(nd_output_flush, stale),

@@ -76,6 +76,9 @@ static void *read_through_clone(void *arg)
         if (w < 1 || memcmp(p, r->data + pos, (size_t)(w < 64 ? w : 64)) != 0)
             reader_error(r, "nd_input_window", w);
     }
+    /* this thread is done with its windows; the main thread closes the clone */
+    if (nd_input_unpin(r->clone) != ND_OK)
+        reader_error(r, "nd_input_unpin", 0);
     return NULL;
 }
 
@@ -112,6 +115,204 @@ static void clones_read_while_parent_closes(void **state)
                          r[i].errors, r[i].first_error);
             assert_status(ND_OK, nd_close(r[i].clone));
         }
+    }
+    free(data);
+}
+
+/* ---- a window stays readable while another thread closes its handle ---- */
+
+static int open_fd_count(void)
+{
+    int fds[1024];
+    return tst_open_fds(fds, 1024);
+}
+
+typedef struct {
+    nd_handle h;
+    const uint8_t *data;
+    int64_t pos;
+    atomic_int stage; /* 1: window held (reader), 2: handle closed (main) */
+    int64_t got, after;
+    int wrong;
+} window_holder;
+
+static void *hold_window(void *arg)
+{
+    window_holder *w = arg;
+    const uint8_t *p = NULL;
+    w->got = nd_input_window(w->h, w->pos, &p);
+    atomic_store(&w->stage, 1);
+    while (atomic_load(&w->stage) != 2)
+        sched_yield();
+    /* the handle is closed now, on the main thread: every byte must still be there */
+    for (int64_t i = 0; i < w->got; i++)
+        w->wrong += p[i] != w->data[w->pos + i];
+    w->after = nd_input_window(w->h, w->pos, &p); /* fails, and lets the pin go */
+    return NULL;
+}
+
+static void window_outlives_a_close_on_another_thread(void **state)
+{
+    tst_env *env = *state;
+    uint8_t *data = put_random(env, "f", FILE_LEN, 6);
+    for (size_t f = 0; f < N_FLAGS; f++) {
+        int fds_before = open_fd_count();
+        window_holder w;
+        memset(&w, 0, sizeof(w));
+        w.data = data;
+        w.pos = 70001;
+        /* the only handle: its close would free the buffer or unmap the file */
+        assert_status(ND_OK, nd_open_input(env->dir, "f", read_flags[f], &w.h));
+        pthread_t th;
+        assert_int_equal(pthread_create(&th, NULL, hold_window, &w), 0);
+        while (atomic_load(&w.stage) != 1)
+            sched_yield();
+        assert_status(ND_OK, nd_close(w.h));
+        assert_status(ND_E_BAD_HANDLE, nd_input_position(w.h)); /* closed for every call */
+        atomic_store(&w.stage, 2);
+        pthread_join(th, NULL);
+        if (w.got < 1 || w.wrong != 0)
+            fail_msg("flags 0x%x: window of %lld bytes, %d wrong after the close", read_flags[f],
+                     (long long)w.got, w.wrong);
+        assert_status(ND_E_BAD_HANDLE, w.after);
+        /* the reader's failing call released everything: nothing is left to unpin */
+        assert_status(ND_E_BAD_HANDLE, nd_input_unpin(w.h));
+        if (fds_before >= 0)
+            assert_int_equal(open_fd_count(), fds_before);
+    }
+    free(data);
+}
+
+static void *take_window_and_exit(void *arg)
+{
+    window_holder *w = arg;
+    const uint8_t *p = NULL;
+    w->got = nd_input_window(w->h, w->pos, &p);
+    return NULL;
+}
+
+static void window_pin_is_released_by_close_or_unpin(void **state)
+{
+    tst_env *env = *state;
+    free(put_random(env, "f", FILE_LEN, 7));
+    for (size_t f = 0; f < N_FLAGS; f++) {
+        int fds_before = open_fd_count();
+        /* closed by the thread that took the window: released at once */
+        nd_handle h;
+        const uint8_t *p;
+        assert_status(ND_OK, nd_open_input(env->dir, "f", read_flags[f], &h));
+        assert_true(nd_input_window(h, 5, &p) >= 1);
+        assert_true(nd_input_window(h, 9000, &p) >= 1); /* the pin moves, it does not pile up */
+        assert_status(ND_OK, nd_close(h));
+        assert_status(ND_E_BAD_HANDLE, nd_input_unpin(h));
+        if (fds_before >= 0)
+            assert_int_equal(open_fd_count(), fds_before);
+
+        /* taken on a thread that is gone, closed here: held until unpinned */
+        window_holder w;
+        memset(&w, 0, sizeof(w));
+        w.pos = 123;
+        assert_status(ND_OK, nd_open_input(env->dir, "f", read_flags[f], &w.h));
+        pthread_t th;
+        assert_int_equal(pthread_create(&th, NULL, take_window_and_exit, &w), 0);
+        pthread_join(th, NULL);
+        assert_true(w.got >= 1);
+        assert_status(ND_OK, nd_close(w.h));
+        assert_status(ND_E_BAD_HANDLE, nd_close(w.h));
+        assert_status(ND_E_BAD_HANDLE, nd_input_window(w.h + ((int64_t)1 << 28), 0, &p));
+        if (fds_before >= 0 && (read_flags[f] & ND_IO_MMAP) == 0)
+            assert_int_equal(open_fd_count(), fds_before + 1); /* still open under the pin */
+        assert_status(ND_OK, nd_input_unpin(w.h));
+        assert_status(ND_E_BAD_HANDLE, nd_input_unpin(w.h));
+        if (fds_before >= 0)
+            assert_int_equal(open_fd_count(), fds_before);
+
+        /* unpin on an open handle: the window goes, the handle stays */
+        assert_status(ND_OK, nd_open_input(env->dir, "f", read_flags[f], &h));
+        assert_status(ND_OK, nd_input_unpin(h)); /* nothing pinned yet */
+        assert_true(nd_input_window(h, 0, &p) >= 1);
+        assert_status(ND_OK, nd_input_unpin(h));
+        assert_true(nd_input_window(h, 1, &p) >= 1);
+        assert_status(ND_OK, nd_close(h));
+        assert_status(ND_E_BAD_HANDLE, nd_input_unpin(h));
+    }
+}
+
+typedef struct {
+    nd_handle h;
+    const uint8_t *data;
+    atomic_int *started;
+    long windows, bytes;
+    int wrong, ended_bad_handle;
+    int64_t other;
+} window_reader;
+
+static void *read_windows_until_closed(void *arg)
+{
+    window_reader *r = arg;
+    uint64_t x = (uint64_t)(uintptr_t)r;
+    atomic_fetch_add(r->started, 1);
+    for (long i = 0; i < 20000000L; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        int64_t pos = (int64_t)((x >> 33) % FILE_LEN);
+        const uint8_t *p = NULL;
+        int64_t n = nd_input_window(r->h, pos, &p);
+        if (n == ND_E_BAD_HANDLE) {
+            r->ended_bad_handle = 1;
+            break;
+        }
+        if (n < 1) {
+            r->other = n;
+            break;
+        }
+        /* byte by byte, as a binding's ReadByte does: a close lands in here */
+        int64_t stop = n < 4096 ? n : 4096;
+        for (int64_t k = 0; k < stop; k++)
+            r->wrong += p[k] != r->data[pos + k];
+        r->windows++;
+        r->bytes += stop;
+    }
+    return NULL;
+}
+
+static void closes_race_window_readers(void **state)
+{
+    /* every handle of the file (each reader's clone and the parent) is closed by
+     * the main thread while the readers are inside their windows */
+    tst_env *env = *state;
+    uint8_t *data = put_random(env, "f", FILE_LEN, 8);
+    enum { THREADS = 4 };
+    for (size_t f = 0; f < N_FLAGS; f++) {
+        int fds_before = open_fd_count();
+        nd_handle parent;
+        assert_status(ND_OK, nd_open_input(env->dir, "f", read_flags[f], &parent));
+        window_reader r[THREADS];
+        pthread_t th[THREADS];
+        atomic_int started = 0;
+        for (int i = 0; i < THREADS; i++) {
+            memset(&r[i], 0, sizeof(r[i]));
+            assert_status(ND_OK, nd_input_clone(parent, &r[i].h));
+            r[i].data = data;
+            r[i].started = &started;
+            assert_int_equal(pthread_create(&th[i], NULL, read_windows_until_closed, &r[i]), 0);
+        }
+        while (atomic_load(&started) < THREADS)
+            sched_yield();
+        for (volatile int spin = 0; spin < 200000; spin++)
+            ;
+        assert_status(ND_OK, nd_close(parent));
+        for (int i = 0; i < THREADS; i++)
+            assert_status(ND_OK, nd_close(r[i].h));
+        for (int i = 0; i < THREADS; i++) {
+            pthread_join(th[i], NULL);
+            if (r[i].wrong != 0 || r[i].other != 0 || !r[i].ended_bad_handle)
+                fail_msg("flags 0x%x, reader %d: %d wrong of %ld bytes, status %lld, ended %d",
+                         read_flags[f], i, r[i].wrong, r[i].bytes, (long long)r[i].other,
+                         r[i].ended_bad_handle);
+            assert_status(ND_E_BAD_HANDLE, nd_input_unpin(r[i].h)); /* all released */
+        }
+        if (fds_before >= 0)
+            assert_int_equal(open_fd_count(), fds_before);
     }
     free(data);
 }
@@ -688,6 +889,8 @@ static void *mixed(void *arg)
         }
         u->rounds++;
     }
+    if (u->cursor && nd_input_unpin(u->h) != ND_OK) /* done with its windows: main closes */
+        u->errors++;
     return NULL;
 }
 
@@ -819,6 +1022,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(clones_read_while_parent_closes, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(window_outlives_a_close_on_another_thread, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(window_pin_is_released_by_close_or_unpin, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(closes_race_window_readers, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(shared_handle_closed_under_readers, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(stale_handles_under_slot_churn, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(writers_share_one_output, tst_setup, tst_teardown),

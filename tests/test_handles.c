@@ -11,7 +11,7 @@
 
 /* Every call that takes a handle, with harmless arguments; returns the
  * status (or count) it got. `which` selects the call. */
-enum { N_CALLS = 33 };
+enum { N_CALLS = 34 };
 
 /* A call that made a handle by mistake must not leak it into later cases. */
 static int64_t opened(int32_t rc, const nd_handle *made)
@@ -48,23 +48,24 @@ static int64_t call_with(int which, nd_handle h)
     case 17: return opened(nd_input_slice(h, 0, 1, &out), &out);
     case 18: return nd_input_strategy(h);
     case 19: return nd_input_buffer_size(h);
-    case 20: return nd_write_bytes(h, "x", 0); /* appends nothing even if it were accepted */
-    case 21: return nd_output_position(h);
-    case 22: return nd_output_crc32(h);
-    case 23: return nd_output_strategy(h);
-    case 24: return nd_output_sync(h);
-    case 25: return nd_output_flush(h);
-    case 26: return nd_output_seek(h, 0);
-    case 27: return nd_ring_backend(h);
-    case 28: return nd_ring_in_flight(h);
-    case 29: {
+    case 20: return nd_input_unpin(h);
+    case 21: return nd_write_bytes(h, "x", 0); /* appends nothing even if it were accepted */
+    case 22: return nd_output_position(h);
+    case 23: return nd_output_crc32(h);
+    case 24: return nd_output_strategy(h);
+    case 25: return nd_output_sync(h);
+    case 26: return nd_output_flush(h);
+    case 27: return nd_output_seek(h, 0);
+    case 28: return nd_ring_backend(h);
+    case 29: return nd_ring_in_flight(h);
+    case 30: {
         uint64_t tag;
         int64_t res;
         return nd_ring_reap(h, &tag, &res, 1, 0);
     }
-    case 30: return nd_ring_submit_read(h, h, 0, buf, 1, 7);
-    case 31: return nd_input_prefetch(h, 0, 1);
-    case 32: return nd_input_advise(h, ND_IO_RANDOM);
+    case 31: return nd_ring_submit_read(h, h, 0, buf, 1, 7);
+    case 32: return nd_input_prefetch(h, 0, 1);
+    case 33: return nd_input_advise(h, ND_IO_RANDOM);
     default: return ND_E_INVALID_ARGUMENT;
     }
 }
@@ -72,9 +73,9 @@ static int64_t call_with(int which, nd_handle h)
 /* The kind each call wants: 'd'irectory, 'i'nput, 'o'utput, 'r'ing. */
 static char kind_of_call(int which)
 {
-    if (which >= 31) /* added after the rings */
+    if (which >= 32) /* added after the rings */
         return 'i';
-    return which <= 8 ? 'd' : which <= 19 ? 'i' : which <= 26 ? 'o' : 'r';
+    return which <= 8 ? 'd' : which <= 20 ? 'i' : which <= 27 ? 'o' : 'r';
 }
 
 static const char *call_name(int which)
@@ -84,7 +85,7 @@ static const char *call_name(int which)
         "nd_fsync", "nd_sync_dir", "nd_lock", "nd_open_input", "nd_input_length",
         "nd_read_bytes", "nd_input_seek", "nd_input_position", "nd_read_byte_buffered",
         "nd_read_buffered", "nd_input_window", "nd_input_clone", "nd_input_slice",
-        "nd_input_strategy", "nd_input_buffer_size", "nd_write_bytes", "nd_output_position",
+        "nd_input_strategy", "nd_input_buffer_size", "nd_input_unpin", "nd_write_bytes", "nd_output_position",
         "nd_output_crc32", "nd_output_strategy", "nd_output_sync", "nd_output_flush", "nd_output_seek",
         "nd_ring_backend", "nd_ring_in_flight",
         "nd_ring_reap", "nd_ring_submit_read", "nd_input_prefetch", "nd_input_advise"};

@@ -216,6 +216,13 @@ ND_EXTERN int64_t nd_read_buffered(nd_handle input, void *dst, int64_t len);
  * valid until the next cursor or window call on this handle or its close; for
  * a mapped input, until the handle is closed. The cursor does not move.
  * This is how bindings read bytes without one native call per byte.
+ *
+ * The window is pinned: its memory (buffer or mapping) stays allocated until
+ * the next nd_input_window on this handle, nd_input_unpin, or nd_close on the
+ * thread that made the window call. A close on another thread does not free
+ * it: a reader still in its window reads valid bytes, its next window call
+ * gets ND_E_BAD_HANDLE and releases the memory then (or nd_input_unpin does,
+ * called where nobody can read the window any more, e.g. a finalizer).
  */
 ND_EXTERN int64_t nd_input_window(nd_handle input, int64_t pos, const uint8_t **out_ptr);
 
@@ -349,6 +356,15 @@ ND_EXTERN int32_t nd_input_prefetch(nd_handle input, int64_t offset, int64_t len
  * mapped sequential input's read-ahead stay as chosen at open.
  */
 ND_EXTERN int32_t nd_input_advise(nd_handle input, uint32_t flags);
+
+/**
+ * Releases the memory the last nd_input_window of this handle pinned (see
+ * there), if any: call it only where no thread can still read that window.
+ * Works on a handle already closed while its window is pinned (then the
+ * input's file, buffer and mapping are released now); ND_OK whether or not a
+ * window was pinned; ND_E_BAD_HANDLE once nothing of the handle is left.
+ */
+ND_EXTERN int32_t nd_input_unpin(nd_handle input);
 
 /* ------------------------------------------------------------------------ */
 /* Asynchronous reads. A ring takes positional reads and reports them done,  */

@@ -184,6 +184,29 @@ ND_HOT int32_t nd__handle_get(nd_handle h, nd_kind kind, const char *call, nd_ob
                     (long long)h);
 }
 
+/* Like nd__handle_get, but also finds a closed handle whose object is still
+ * alive (a window pin holds it: input.c). Records nothing on a miss. */
+int32_t nd__handle_get_closed(nd_handle h, nd_kind kind, nd_object **out)
+{
+    uint32_t gen, hkind;
+    slot *s = decode(h, &gen, &hkind);
+    if (s == NULL || hkind != (uint32_t)kind)
+        return ND_E_BAD_HANDLE;
+    uint64_t st = atomic_load_explicit(&s->state, memory_order_relaxed);
+    while (ST_GEN(st) == gen && ST_REFS(st) != 0) {
+        if (atomic_compare_exchange_weak_explicit(&s->state, &st, st + 1, memory_order_acquire,
+                                                  memory_order_relaxed)) {
+            if (atomic_load_explicit(&s->kind, memory_order_relaxed) == hkind) {
+                *out = atomic_load_explicit(&s->obj, memory_order_relaxed);
+                return ND_OK;
+            }
+            nd__handle_put(h);
+            return ND_E_BAD_HANDLE;
+        }
+    }
+    return ND_E_BAD_HANDLE;
+}
+
 static void release_slot(slot *s, uint32_t index)
 {
     nd_object *obj = atomic_load_explicit(&s->obj, memory_order_relaxed);

@@ -5,6 +5,15 @@
  * Positional reads touch only immutable state, so they are thread-safe on one
  * handle. Cursor calls use the handle's own buffer and are guarded by a flag:
  * two threads using one cursor at once get an error instead of torn memory.
+ *
+ * Windows are pinned: the handle's cursor keeps one reference on the input
+ * from a window call until the next one, nd_input_unpin, or nd_close on the
+ * thread that took it. A close on any other thread leaves the object (file,
+ * buffer, mapping) alive under the pin, so a binding reading its last window
+ * while the handle is closed elsewhere reads valid memory; its next window
+ * call gets ND_E_BAD_HANDLE and drops the pin. The pin is the reference the
+ * window call took anyway, so it costs no atomic beyond the handle lookup's
+ * (and one exchange on the handle's own line).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -69,7 +78,18 @@ typedef struct {
     size_t buf_len;
     uint32_t flags;
     _Atomic int busy;
+    _Atomic uintptr_t pin; /* 0, or the thread holding this handle's window pin */
+    nd_handle self;        /* this input's handle, to drop the pin's reference */
 } nd_input;
+
+/* Names the calling thread while it lives (the address of a thread-local);
+ * never 0. A thread that exits cannot be reading a window any more, so a
+ * later thread reusing the address is harmless. */
+static _Thread_local char thread_tag;
+static uintptr_t this_thread(void)
+{
+    return (uintptr_t)&thread_tag;
+}
 
 static void file_release(nd_file *f)
 {
@@ -83,9 +103,30 @@ static void file_release(nd_file *f)
     free(f);
 }
 
+/* The closing thread cannot be reading a window it took itself: drop its pin
+ * now. Another thread's pin stays (see the top of this file). The closer
+ * holds a reference of its own, so this put never destroys the object. */
 static int32_t input_close(nd_object *obj)
 {
-    (void)obj;
+    nd_input *in = (nd_input *)obj;
+    uintptr_t me = this_thread();
+    if (atomic_compare_exchange_strong_explicit(&in->pin, &me, 0, memory_order_acq_rel,
+                                                memory_order_relaxed))
+        nd__handle_put(in->self);
+    return ND_OK;
+}
+
+/* Drops the window pin of `h`, open or already closed; ND_E_BAD_HANDLE once
+ * the object is gone (nothing recorded). */
+static int32_t unpin(nd_handle h)
+{
+    nd_object *obj;
+    if (nd__handle_get_closed(h, ND_KIND_INPUT, &obj) != ND_OK)
+        return ND_E_BAD_HANDLE;
+    nd_input *in = (nd_input *)obj;
+    if (atomic_exchange_explicit(&in->pin, 0, memory_order_acq_rel) != 0)
+        nd__handle_put(h); /* the pin's reference */
+    nd__handle_put(h);
     return ND_OK;
 }
 
@@ -436,8 +477,12 @@ static int64_t nd_input_window_impl(nd_handle input, int64_t pos, const uint8_t 
         return nd__fail(ND_E_INVALID_ARGUMENT, "nd_input_window: out_ptr is NULL");
     nd_input *in;
     int32_t rc = input_get(input, "nd_input_window", &in);
-    if (ND_UNLIKELY(rc != ND_OK))
+    if (ND_UNLIKELY(rc != ND_OK)) {
+        /* closed by another thread under this cursor's last window: the caller
+         * is done with it now, so the pin goes (the message stays get's) */
+        (void)unpin(input);
         return rc;
+    }
     int64_t result;
     if (ND_UNLIKELY(pos < 0 || pos >= in->length)) {
         result = pos < 0 ? nd__fail(ND_E_INVALID_ARGUMENT, "nd_input_window: negative position")
@@ -461,8 +506,19 @@ static int64_t nd_input_window_impl(nd_handle input, int64_t pos, const uint8_t 
         }
         cursor_leave(in);
     }
-    nd__handle_put(input);
+    /* on success the call's reference becomes the pin, or the pin was already
+     * held (now by this thread) and the call's reference goes */
+    if (result < 0 || atomic_exchange_explicit(&in->pin, this_thread(), memory_order_acq_rel) != 0)
+        nd__handle_put(input);
     return result;
+}
+
+int32_t nd_input_unpin(nd_handle input)
+{
+    if (unpin(input) != ND_OK)
+        return nd__fail(ND_E_BAD_HANDLE, "nd_input_unpin: handle %lld is closed, stale or not an "
+                        "input", (long long)input);
+    return ND_OK;
 }
 
 int32_t nd_input_seek(nd_handle input, int64_t pos)
@@ -593,6 +649,8 @@ static int32_t input_new(nd_file *f, int64_t start, int64_t length, uint32_t fla
     if (rc != ND_OK) {
         atomic_fetch_sub_explicit(&f->refs, 1, memory_order_relaxed);
         free(in);
+    } else {
+        in->self = *out; /* only the caller knows the handle yet: no one can pin before this */
     }
     return rc;
 }

@@ -109,6 +109,9 @@ void nd__handle_unreserve(uint32_t index);
 /* Takes a reference on the live object behind `h` if it is of `kind`;
  * ND_E_BAD_HANDLE (recorded, naming `call`) otherwise. */
 int32_t nd__handle_get(nd_handle h, nd_kind kind, const char *call, nd_object **out);
+/* nd__handle_get that also finds a handle already closed while its object
+ * still lives (held by a window pin); records nothing on a miss. */
+int32_t nd__handle_get_closed(nd_handle h, nd_kind kind, nd_object **out);
 /* Drops a reference taken by nd__handle_get. */
 void nd__handle_put(nd_handle h);
 

@@ -46,9 +46,12 @@ namespace NativeDir.Lucene
             return IoOptions.Mapped;
         }
 
-        /// <summary>The managed buffer of an input that is not mapped (and of each of its clones).</summary>
-        public virtual int InputBufferSize(IOContext context) =>
-            context != null && (context.ReadOnce || context.Context == IOContext.UsageContext.MERGE) ? 64 * 1024 : 4096;
+        /// <summary>The managed buffer of an input that is not mapped (and of each of its clones);
+        /// 0 (the default) takes the library's size for the file as opened
+        /// (<see cref="NativeInput.BufferSize"/>: from the access flags <see cref="ForInput"/>
+        /// chose, so a read-once or merge input gets a large one), the one policy every binding
+        /// shares.</summary>
+        public virtual int InputBufferSize(IOContext context) => 0;
 
         /// <summary>The managed buffer of an output: large for direct-I/O merges (fewer, bigger
         /// aligned writes), 64 KiB otherwise.</summary>

@@ -189,8 +189,9 @@ namespace NativeDir.Lucene
         {
             EnsureOpen();
             SharedFile file = Open(name, context);
+            int size = _policy.InputBufferSize(context);
             return new NativeIndexInput($"NativeIndexInput(path=\"{Path.Combine(m_directory.FullName, name)}\")",
-                file, 0, file.Length, _policy.InputBufferSize(context), owner: true);
+                file, 0, file.Length, size > 0 ? size : file.BufferSize, owner: true);
         }
 
         private SharedFile Open(string name, IOContext context)

@@ -36,6 +36,7 @@ namespace NativeDir.Lucene
             _input = input;
             Name = input.Name;
             Length = input.Length;
+            BufferSize = input.BufferSize;
             if (wantMapped && Length > 0 && input.Strategy == IoStrategy.Mapped)
                 Base = ContiguousMapping(input);
         }
@@ -43,6 +44,9 @@ namespace NativeDir.Lucene
         internal string Name { get; }
 
         internal long Length { get; }
+
+        /// <summary>The library's cursor buffer size for this file (nd_input_buffer_size).</summary>
+        internal int BufferSize { get; }
 
         /// <summary>The start of the whole file's mapping, or null when reads go through
         /// positional calls (not mapped, empty, or the mapping is not one contiguous range).</summary>

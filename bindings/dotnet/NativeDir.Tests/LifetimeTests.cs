@@ -43,36 +43,46 @@ namespace NativeDir.Tests
             Assert.True(input.NativeReleased);
         }
 
-        [Fact]
-        public void DisposeOnAnotherThreadIsCompletedByTheReadersNextCall()
+        [Theory]
+        [InlineData(IoOptions.None)]
+        [InlineData(IoOptions.Mapped)]
+        public void DisposeOnAnotherThreadIsCompletedByTheReadersNextCall(IoOptions options)
         {
-            NativeInput input = _dir.OpenInput("data", IoOptions.Mapped);
-            Assert.Equal(_data[0], input.ReadByte()); // this thread holds the window lease
+            NativeInput input = _dir.OpenInput("data", options);
+            Assert.Equal(_data[0], input.ReadByte()); // this thread's window is pinned now
+            ReadOnlySpan<byte> window = input.GetWindow(0);
             OnAnotherThread(input.Dispose);
-            // the mapping stays until this thread lets go of its window
-            Assert.False(input.NativeReleased);
+            Assert.True(input.NativeReleased); // nd_close ran on the other thread...
+            // ...yet the window's memory stays until this thread lets go of it
+            Assert.True(window.Slice(0, 4096).SequenceEqual(_data.AsSpan(0, 4096)));
+            Assert.True(!NativeFiles.CanTell || NativeFiles.Holds(_tmp.File("data")));
             Assert.Throws<ObjectDisposedException>(() => input.ReadByte());
-            Assert.True(input.NativeReleased);
+            Assert.False(NativeFiles.Holds(_tmp.File("data")));
         }
 
-        [Fact]
-        public void AbandonedLeaseIsReleasedByTheFinalizer()
+        [Theory]
+        [InlineData(IoOptions.None)]
+        [InlineData(IoOptions.Mapped)]
+        public void AbandonedWindowIsReleasedByTheFinalizer(IoOptions options)
         {
-            WeakReference released = AbandonAfterForeignDispose();
-            for (int i = 0; i < 10 && released.IsAlive; i++)
+            WeakReference released = AbandonAfterForeignDispose(options);
+            Assert.True(!NativeFiles.CanTell || NativeFiles.Holds(_tmp.File("data")));
+            for (int i = 0; i < 10 && (released.IsAlive || NativeFiles.Holds(_tmp.File("data"))); i++)
             {
                 GC.Collect();
                 GC.WaitForPendingFinalizers();
             }
             Assert.False(released.IsAlive);
+            Assert.False(NativeFiles.Holds(_tmp.File("data")));
         }
 
-        private WeakReference AbandonAfterForeignDispose()
+        [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+        private WeakReference AbandonAfterForeignDispose(IoOptions options)
         {
-            NativeInput input = _dir.OpenInput("data", IoOptions.Mapped);
+            NativeInput input = _dir.OpenInput("data", options);
             input.ReadByte();
             OnAnotherThread(input.Dispose);
-            Assert.False(input.NativeReleased);
+            Assert.True(input.NativeReleased);
             return new WeakReference(input);
         }
 
@@ -136,6 +146,7 @@ namespace NativeDir.Tests
                 NativeInput input = _dir.OpenInput("data", options);
                 using var started = new ManualResetEventSlim();
                 int mode = round % 3;
+                bool stoppedByDispose = false;
                 var reader = new Thread(() =>
                 {
                     var buf = new byte[256];
@@ -162,6 +173,7 @@ namespace NativeDir.Tests
                     catch (ObjectDisposedException)
                     {
                         Interlocked.Increment(ref disposedSeen);
+                        stoppedByDispose = true;
                     }
                     catch (Exception e)
                     {
@@ -175,6 +187,9 @@ namespace NativeDir.Tests
                 Assert.True(reader.Join(TimeSpan.FromSeconds(30)), "the reader did not stop");
                 Assert.Null(unexpected);
                 Assert.True(input.NativeReleased, $"round {round}: the native handle was never closed");
+                // a reader stopped by the dispose has let go of its window: nothing is left open
+                if (stoppedByDispose)
+                    Assert.False(NativeFiles.Holds(_tmp.File("data")), $"round {round}: the file is still open or mapped");
             }
             Assert.True(disposedSeen > 0, "no reader ever observed the dispose");
             Assert.Equal(60, disposedSeen + completed);

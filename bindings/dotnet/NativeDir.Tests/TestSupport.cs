@@ -52,6 +52,42 @@ namespace NativeDir.Tests
         }
     }
 
+    /// <summary>Whether this process still has a file open or mapped (Linux: /proc/self). Other
+    /// tests run in parallel, so ask only about a file of your own.</summary>
+    internal static class NativeFiles
+    {
+        public static bool CanTell => OperatingSystem.IsLinux();
+
+        public static bool Holds(string path)
+        {
+            if (!OperatingSystem.IsLinux())
+                return false;
+            path = System.IO.Path.GetFullPath(path);
+            foreach (string line in File.ReadAllLines("/proc/self/maps"))
+            {
+                string[] f = line.Split(' ', 6, StringSplitOptions.RemoveEmptyEntries);
+                if (f.Length == 6 && f[5].Trim() == path)
+                    return true;
+            }
+            foreach (string fd in System.IO.Directory.GetFiles("/proc/self/fd"))
+            {
+                try
+                {
+                    if (new FileInfo(fd).LinkTarget == path)
+                        return true;
+                }
+                catch (IOException)
+                {
+                    // closed meanwhile
+                }
+                catch (UnauthorizedAccessException)
+                {
+                }
+            }
+            return false;
+        }
+    }
+
     internal static class Data
     {
         /// <summary>Deterministic, position-dependent bytes, so a read at the wrong offset shows.</summary>

@@ -16,53 +16,63 @@ namespace NativeDir
     /// <para><b>Zero-copy reads.</b> The cursor reads from a cached window of native memory (the
     /// mapping, or the handle's buffer) obtained with one nd_input_window call; a byte read is a
     /// bounds check and a load. A mapped input's window is the whole rest of the file.</para>
-    /// <para><b>Dispose racing a reader never crashes.</b> When the input first caches a window it
-    /// takes a lease: an extra reference on its SafeHandle, so nd_close (which frees the buffer
-    /// or unmaps the file) cannot run while the lease is held. The lease belongs to the thread that
-    /// last filled a window. <see cref="Dispose"/> on that thread (or with no lease) closes at once.
-    /// <see cref="Dispose"/> on any other thread marks the input disposed but leaves the memory
-    /// mapped: that thread may still return bytes already in its window, and its next refill or
-    /// other call throws <see cref="ObjectDisposedException"/> and closes the native handle; if it
-    /// never calls again, the handle is closed when the input is garbage-collected. So close an
-    /// input on the thread that read it last when prompt release matters.</para>
+    /// <para><b>Dispose racing a reader never crashes.</b> The library pins the window it hands
+    /// out (nd_input_window) until the next window call on the handle. <see cref="Dispose"/>
+    /// closes the native handle at once; on the thread that last filled the window that releases
+    /// the memory too. On any other thread the memory stays: the reader may still return bytes
+    /// already in its window, and its next refill throws <see cref="ObjectDisposedException"/>
+    /// and releases it; if it never calls again, the garbage collector does. So dispose an input
+    /// on the thread that read it last when prompt release matters.</para>
     /// </summary>
     public sealed unsafe class NativeInput : IDisposable
     {
-        // Reads bigger than this skip the window and go straight into the caller's memory.
-        private const int DirectReadThreshold = 8192;
+        // Cursor reads at least this big skip the window and go straight into the caller's memory
+        // (nd_read_bytes): the library's buffer size for this input, at most 64 KiB, as its own
+        // nd_read_buffered decides (one buffer-size policy: nd_input_buffer_size).
+        private const int MaxBypass = 64 * 1024;
 
         private readonly InputSafeHandle _h;
         private readonly long _length;
+        private readonly int _bufferSize;
 
         // The cached window: bytes [_winStart, _winStart + (_end - _win)) of the input at _win.
         // The cursor is at _winStart + (_cur - _win). With no window all three are null and the
         // cursor is _winStart. Another thread's Dispose only ever nulls _end, so a racing reader
-        // sees either its old, still-leased window or an empty one.
+        // sees either its old window (pinned by the library) or an empty one.
         private byte* _win;
         private byte* _cur;
         private byte* _end;
         private long _winStart;
         private int _disposed;
+        private int _windowThread; // managed id of the thread that filled the window; 0: none yet
 
-        private NativeInput(InputSafeHandle h, string name, long length)
+        private NativeInput(InputSafeHandle h, string name, long length, int bufferSize)
         {
             _h = h;
             Name = name;
             _length = length;
+            _bufferSize = bufferSize;
         }
 
         internal static NativeInput Wrap(InputSafeHandle h, string name)
         {
-            long len;
+            long len, size = 0;
             int rc = Native.nd_input_length(h.Value, &len);
+            if (rc >= 0 && (size = Native.nd_input_buffer_size(h.Value)) < 0)
+                rc = (int)size;
             if (rc < 0)
             {
                 Exception e = Errors.For(rc, name);
                 h.Dispose();
                 throw e;
             }
-            return new NativeInput(h, name, len);
+            return new NativeInput(h, name, len, (int)size);
         }
+
+        /// <summary>The size of the library's cursor buffer for this input (from its strategy,
+        /// access flags and length: nd_input_buffer_size): what a reader that keeps a buffer of its
+        /// own should use.</summary>
+        public int BufferSize => Volatile.Read(ref _disposed) == 0 ? _bufferSize : throw OnDisposed();
 
         /// <summary>The file name this input was opened from (clones and slices keep it).</summary>
         public string Name { get; }
@@ -166,7 +176,7 @@ namespace NativeDir
                 dst = dst.Slice(have);
                 pos += have;
             }
-            if (dst.Length >= DirectReadThreshold)
+            if (dst.Length >= Math.Min(_bufferSize, MaxBypass))
             {
                 ReadBytes(pos, dst);
                 _win = _cur = _end = null;
@@ -261,11 +271,6 @@ namespace NativeDir
         /// null at any time.</summary>
         private byte* Refill(long pos, out long available)
         {
-            int me = Environment.CurrentManagedThreadId;
-            if (Volatile.Read(ref _disposed) != 0)
-                throw OnDisposed();
-            _h.TakeLease(me, nameof(NativeInput));
-            // Dispose on another thread may have run between the check and the lease.
             if (Volatile.Read(ref _disposed) != 0)
                 throw OnDisposed();
             if ((ulong)pos >= (ulong)_length)
@@ -274,12 +279,17 @@ namespace NativeDir
                 _winStart = pos;
                 throw new EndOfStreamException($"read past the end of '{Name}' ({_length} bytes) at {pos}");
             }
+            // No SafeHandle reference around the call: the handle table makes a closed handle a
+            // clean ND_E_BAD_HANDLE, and the window stays pinned until this cursor's next call.
             byte* p;
+            _windowThread = Environment.CurrentManagedThreadId;
             long n = Native.nd_input_window(_h.Value, pos, &p);
             if (n <= 0)
             {
                 _win = _cur = _end = null;
                 _winStart = pos;
+                if (n == Native.ND_E_BAD_HANDLE && Volatile.Read(ref _disposed) != 0)
+                    throw OnDisposed(); // closed under us: the failed call released the window
                 throw Errors.For(n == 0 ? Native.ND_E_IO : n, Name);
             }
             _win = p;
@@ -311,7 +321,7 @@ namespace NativeDir
             {
                 _h.Exit();
             }
-            return new NativeInput(c, Name, _length);
+            return new NativeInput(c, Name, _length, _bufferSize);
         }
 
         /// <summary>A new input on bytes [<paramref name="offset"/>, <paramref name="offset"/> +
@@ -340,7 +350,7 @@ namespace NativeDir
             {
                 _h.Exit();
             }
-            return new NativeInput(s, Name, length);
+            return new NativeInput(s, Name, length, (int)Math.Max(1, Math.Min(_bufferSize, length)));
         }
 
         /// <summary>
@@ -404,14 +414,14 @@ namespace NativeDir
             return _h.Enter(nameof(NativeInput));
         }
 
-        /// <summary>Called on a disposed input: completes a close that Dispose on another thread
-        /// deferred to this (the lease-owning) thread.</summary>
+        /// <summary>Called on a disposed input. On the thread that filled the window (and so is
+        /// not reading it now), lets the library free a window a Dispose on another thread left
+        /// pinned.</summary>
         private ObjectDisposedException OnDisposed()
         {
             _win = _cur = _end = null;
-            _h.DropLease(Environment.CurrentManagedThreadId);
-            if (Volatile.Read(ref _h.LeaseThread) == 0)
-                _h.Dispose();
+            if (Volatile.Read(ref _windowThread) == Environment.CurrentManagedThreadId)
+                Native.nd_input_unpin(_h.Value);
             return Errors.Disposed(nameof(NativeInput));
         }
 
@@ -422,18 +432,13 @@ namespace NativeDir
             if (Interlocked.Exchange(ref _disposed, 1) != 0)
                 return;
             _end = null; // the cursor's next read takes the slow path and sees the flag
-            int me = Environment.CurrentManagedThreadId;
-            int owner = Volatile.Read(ref _h.LeaseThread);
-            if (owner == me)
-            {
-                _win = _cur = null;
-                _h.DropLease(me);
-            }
-            else if (owner != 0)
-            {
-                return; // deferred: the owner's next call, or finalization, closes
-            }
-            _h.Dispose();
+            _h.Dispose(); // nd_close; on the window's thread it also releases the window
+            // A window filled on another thread stays pinned until that thread calls again: if it
+            // never does, the finalizer releases it (InputSafeHandle). Read after the close: a
+            // window call that pinned before it wrote this field before calling.
+            int reader = Volatile.Read(ref _windowThread);
+            if (reader != 0 && reader != Environment.CurrentManagedThreadId)
+                GC.ReRegisterForFinalize(_h);
         }
     }
 }

@@ -60,52 +60,20 @@ namespace NativeDir
     }
 
     /// <summary>
-    /// An input's handle, plus the <em>window lease</em>: one extra reference that an input takes
-    /// when it caches its first zero-copy window and keeps while any window may be read, so
-    /// nd_close (which frees the buffer or unmaps the file) cannot run under a reader. The lease
-    /// belongs to the thread that last filled a window (<see cref="LeaseThread"/>).
+    /// An input's handle. The window a cursor reads is pinned by the library itself
+    /// (nd_input_window): nd_close on the thread that took it releases it, a close on any other
+    /// thread leaves it to that thread's next window call. Finalization is the one place where no
+    /// thread can read a window any more, so there the pin is dropped explicitly.
     /// </summary>
     internal sealed class InputSafeHandle : NdSafeHandle
     {
-        /// <summary>Managed thread id of the lease's owner; 0 when no lease is held.</summary>
-        internal int LeaseThread;
-
-        /// <summary>Takes the lease for <paramref name="thread"/> (or takes it over from the
-        /// thread that filled the previous window).</summary>
-        internal void TakeLease(int thread, string owner)
-        {
-            // CompareExchange is a full fence: it pairs with NativeInput.Dispose, which sets its
-            // disposed flag and then reads LeaseThread.
-            while (true)
-            {
-                int current = Volatile.Read(ref LeaseThread);
-                if (current == thread)
-                    return;
-                if (current != 0)
-                {
-                    if (Interlocked.CompareExchange(ref LeaseThread, thread, current) == current)
-                        return;
-                    continue;
-                }
-                Enter(owner);
-                if (Interlocked.CompareExchange(ref LeaseThread, thread, 0) == 0)
-                    return;
-                DangerousRelease(); // another thread took the lease meanwhile
-            }
-        }
-
-        /// <summary>Gives the lease back if <paramref name="thread"/> holds it.</summary>
-        internal void DropLease(int thread)
-        {
-            if (Interlocked.CompareExchange(ref LeaseThread, 0, thread) == thread)
-                DangerousRelease();
-        }
-
         protected override void Dispose(bool disposing)
         {
-            // Finalization: the input is unreachable, so nobody can be reading its window.
-            if (!disposing && Interlocked.Exchange(ref LeaseThread, 0) != 0)
-                DangerousRelease();
+            // Finalization: the input is unreachable, so nobody reads its window. This also runs
+            // for a handle Dispose already closed on another thread (NativeInput re-registers it),
+            // whose pin may be all that keeps the native input alive.
+            if (!disposing && Value != 0)
+                Native.nd_input_unpin(Value);
             base.Dispose(disposing);
         }
     }

@@ -67,6 +67,9 @@ final class Mapping {
     @Override
     public void run() {
       try {
+        // the root is unreachable, so nobody reads its window: release the pin the window call
+        // took (nd_close on this Cleaner thread, not the one that took it, would leave it)
+        nativedir.nd_input_unpin(keeper);
         nativedir.nd_close(keeper);
       } catch (IOException | RuntimeException ignored) {
         // a keeper is closed once, here; nothing is left to report to
