@@ -10,6 +10,7 @@
  * CMake), so a function added to the ABI without a row here fails the test.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,22 +203,28 @@ static const char *call_name_after(const char *msg)
 
 /* 0 if `msg`, the message of `fn` failing with rc, is "<fn>: " and a text that
  * names no call; else prints why and returns 1. */
+static int quiet; /* set while the checker itself is tested */
+
 static int check_message(const char *fn, const char *what, int64_t rc, const char *msg)
 {
     size_t n = strlen(fn);
     if (rc >= 0) {
-        fprintf(stderr, "%s (%s): did not fail (%lld)\n", fn, what, (long long)rc);
+        if (!quiet)
+            fprintf(stderr, "%s (%s): did not fail (%lld)\n", fn, what, (long long)rc);
         return 1;
     }
     if (strncmp(msg, fn, n) != 0 || strncmp(msg + n, ": ", 2) != 0) {
-        fprintf(stderr, "%s (%s): %s, message does not start with \"%s: \": \"%s\"\n", fn, what,
-                nd_status_name((int32_t)rc), fn, msg);
+        if (!quiet)
+            fprintf(stderr, "%s (%s): %s, message does not start with \"%s: \": \"%s\"\n", fn,
+                    what, nd_status_name((int32_t)rc), fn, msg);
         return 1;
     }
     const char *again = call_name_after(msg + n + 2);
     if (again != NULL) {
         /* the layers below describe the operation, never name a call */
-        fprintf(stderr, "%s (%s): names a call again at \"%s\": \"%s\"\n", fn, what, again, msg);
+        if (!quiet)
+            fprintf(stderr, "%s (%s): names a call again at \"%s\": \"%s\"\n", fn, what, again,
+                    msg);
         return 1;
     }
     return 0;
@@ -238,6 +245,7 @@ static void every_failure_names_its_call(void **state)
 static void the_check_catches_a_second_name(void **state)
 {
     (void)state;
+    quiet = 1;
     assert_int_equal(check_message("nd_fsync", "t", -4, "nd_fsync: open 'f' in '/d/nd_x': gone"), 0);
     assert_int_equal(check_message("nd_lock", "t", -4, "nd_lock: '.nd-1.tmp' in '/d' is held"), 0);
     assert_int_equal(check_message("nd_fsync", "t", -4, "nd_fsync: nd_open: 'f'"), 1);
@@ -245,6 +253,7 @@ static void the_check_catches_a_second_name(void **state)
     assert_int_equal(check_message("nd_fsync", "t", -4, "nd_fsyncx: 'f'"), 1);
     assert_int_equal(check_message("nd_fsync", "t", -4, "open 'f'"), 1);
     assert_int_equal(check_message("nd_fsync", "t", 0, "nd_fsync: open 'f'"), 1);
+    quiet = 0;
 }
 
 static void every_export_has_a_row(void **state)
@@ -265,12 +274,335 @@ static void every_export_has_a_row(void **state)
     assert_int_equal(missing, 0);
 }
 
+
+#ifdef ND_FAULT_INJECTION
+/* ---- the same, with every OS call and allocation made to fail in turn ----
+ *
+ * Built against the fault-injection copy of the library (native/src/fault.h):
+ * each scenario below makes one exported call succeed normally; the sweep
+ * re-runs it with the nth open, read, write, fsync, rename, allocation,
+ * handle-table slot or thread start failing, for every n the call reaches,
+ * and checks the message of every failure that comes back. This reaches the
+ * OS layer's and the handle table's messages on paths no argument error can.
+ */
+#include "fault.h"
+
+static nd_fault_point sweep_point;
+static long sweep_nth;
+static long sweep_hit;
+static char sweep_msg[1024];
+
+/* Arms the fault just before the call under test... */
+static void arm(void)
+{
+    nd__fault_set(sweep_point, sweep_nth, sweep_point == ND_FAULT_ALLOC ? ENOMEM : EIO,
+                  ND_FAULT_MODE_FAIL);
+}
+
+/* ...and disarms it right after, keeping the message, so the scenario's own
+ * setup and cleanup never fail. */
+static int64_t disarm(int64_t rc)
+{
+    sweep_hit = nd__fault_injected(sweep_point);
+    snprintf(sweep_msg, sizeof sweep_msg, "%s", nd_last_error_message());
+    nd__fault_clear();
+    return rc;
+}
+
+#define CALL(expr) (arm(), disarm(expr))
+
+typedef struct {
+    tst_env *env;
+    nd_handle dir;
+    char path[TST_PATH_MAX];
+} sfx;
+
+static void put_file(sfx *f, const char *name, size_t len)
+{
+    char path[TST_PATH_MAX];
+    uint8_t *data = tst_random_buffer(len, len);
+    assert_int_equal(tst_write_file(tst_join(path, sizeof path, f->path, name), data, len), 0);
+    free(data);
+}
+
+#define SCEN(fn, what) static int64_t sc_##fn##_##what(sfx *f)
+
+SCEN(nd_open_dir, create)
+{
+    char sub[TST_PATH_MAX];
+    nd_handle h = 0;
+    int64_t rc = CALL(nd_open_dir(tst_join(sub, sizeof sub, f->path, "sub"), ND_DIR_CREATE, &h));
+    if (rc == ND_OK)
+        nd_close(h);
+    return rc;
+}
+SCEN(nd_list, names)
+{
+    char buf[256];
+    put_file(f, "a", 1);
+    return CALL(nd_list(f->dir, buf, sizeof buf));
+}
+SCEN(nd_file_exists, yes) { put_file(f, "a", 1); return CALL(nd_file_exists(f->dir, "a")); }
+SCEN(nd_file_length, ten) { int64_t n; put_file(f, "a", 10); return CALL(nd_file_length(f->dir, "a", &n)); }
+SCEN(nd_delete_file, one) { put_file(f, "a", 1); return CALL(nd_delete_file(f->dir, "a")); }
+SCEN(nd_rename, over) { put_file(f, "a", 1); put_file(f, "b", 2); return CALL(nd_rename(f->dir, "a", "b")); }
+SCEN(nd_fsync, one) { put_file(f, "a", 1); return CALL(nd_fsync(f->dir, "a")); }
+SCEN(nd_sync_dir, one) { return CALL(nd_sync_dir(f->dir)); }
+SCEN(nd_lock, take)
+{
+    nd_handle h = 0;
+    int64_t rc = CALL(nd_lock(f->dir, "write.lock", &h));
+    if (rc == ND_OK)
+        nd_close(h);
+    return rc;
+}
+
+static int64_t open_input(sfx *f, uint32_t flags)
+{
+    nd_handle h = 0;
+    put_file(f, "in", 100000);
+    int64_t rc = CALL(nd_open_input(f->dir, "in", flags, &h));
+    if (rc == ND_OK)
+        nd_close(h);
+    return rc;
+}
+SCEN(nd_open_input, plain) { return open_input(f, 0); }
+SCEN(nd_open_input, mmap) { return open_input(f, ND_IO_MMAP); }
+SCEN(nd_open_input, merge) { return open_input(f, ND_IO_MERGE); }
+
+/* The input calls on an open input "in" of 100000 bytes. */
+static int64_t with_input(sfx *f, uint32_t flags, int64_t (*body)(nd_handle in))
+{
+    nd_handle in = 0;
+    put_file(f, "in", 100000);
+    if (nd_open_input(f->dir, "in", flags, &in) != ND_OK)
+        fail_msg("setup: %s", nd_last_error_message());
+    int64_t rc = body(in);
+    nd_close(in);
+    return rc;
+}
+static int64_t b_read_bytes(nd_handle in) { static char b[70000]; return CALL(nd_read_bytes(in, 1000, b, sizeof b)); }
+static int64_t b_read_cached(nd_handle in) { static char b[70000]; return CALL(nd_read_cached(in, 1000, b, sizeof b)); }
+static int64_t b_read_buffered(nd_handle in) { static char b[70000]; return CALL(nd_read_buffered(in, b, sizeof b)); }
+static int64_t b_read_byte(nd_handle in) { return CALL(nd_read_byte_buffered(in)); }
+static int64_t b_window(nd_handle in) { const uint8_t *p; return CALL(nd_input_window(in, 5000, &p)); }
+static int64_t b_clone(nd_handle in)
+{
+    nd_handle c = 0;
+    int64_t rc = CALL(nd_input_clone(in, &c));
+    if (rc == ND_OK)
+        nd_close(c);
+    return rc;
+}
+static int64_t b_slice(nd_handle in)
+{
+    nd_handle c = 0;
+    int64_t rc = CALL(nd_input_slice(in, 10, 1000, &c));
+    if (rc == ND_OK)
+        nd_close(c);
+    return rc;
+}
+static int64_t b_close(nd_handle in)
+{
+    nd_handle c = 0;
+    if (nd_input_clone(in, &c) != ND_OK)
+        return 0;
+    return CALL(nd_close(c));
+}
+SCEN(nd_read_bytes, plain) { return with_input(f, 0, b_read_bytes); }
+SCEN(nd_read_bytes, merge) { return with_input(f, ND_IO_MERGE, b_read_bytes); }
+SCEN(nd_read_cached, plain) { return with_input(f, 0, b_read_cached); }
+SCEN(nd_read_buffered, plain) { return with_input(f, 0, b_read_buffered); }
+SCEN(nd_read_buffered, merge) { return with_input(f, ND_IO_MERGE, b_read_buffered); }
+SCEN(nd_read_byte_buffered, plain) { return with_input(f, 0, b_read_byte); }
+SCEN(nd_input_window, plain) { return with_input(f, 0, b_window); }
+SCEN(nd_input_clone, plain) { return with_input(f, 0, b_clone); }
+SCEN(nd_input_slice, plain) { return with_input(f, 0, b_slice); }
+SCEN(nd_close, input) { return with_input(f, 0, b_close); }
+
+static int64_t create_output(sfx *f, uint32_t flags)
+{
+    nd_handle h = 0;
+    if (flags & ND_IO_OVERWRITE)
+        put_file(f, "out", 10);
+    int64_t rc = CALL(nd_create_output(f->dir, "out", flags, &h));
+    if (rc == ND_OK)
+        nd_close(h);
+    return rc;
+}
+SCEN(nd_create_output, plain) { return create_output(f, 0); }
+SCEN(nd_create_output, merge) { return create_output(f, ND_IO_MERGE); }
+SCEN(nd_create_output, overwrite) { return create_output(f, ND_IO_OVERWRITE); }
+SCEN(nd_create_output, overwrite_merge) { return create_output(f, ND_IO_OVERWRITE | ND_IO_MERGE); }
+
+/* The output calls on a fresh output "out" that has 300000 bytes buffered or written. */
+static int64_t with_output(sfx *f, uint32_t flags, int64_t (*body)(nd_handle out))
+{
+    nd_handle out = 0;
+    if (nd_create_output(f->dir, "out", flags, &out) != ND_OK)
+        fail_msg("setup: %s", nd_last_error_message());
+    uint8_t *data = tst_random_buffer(300000, 7);
+    if (nd_write_bytes(out, data, 300000) != 300000)
+        fail_msg("setup: %s", nd_last_error_message());
+    free(data);
+    int64_t rc = body(out);
+    nd_close(out); /* may report the failure again: the output failed for good */
+    return rc;
+}
+static int64_t o_write_bytes(nd_handle out)
+{
+    uint8_t *data = tst_random_buffer(600000, 8);
+    int64_t rc = CALL(nd_write_bytes(out, data, 600000));
+    free(data);
+    return rc;
+}
+static int64_t o_write_byte(nd_handle out) { return CALL(nd_write_byte(out, 1)); }
+static int64_t o_sync(nd_handle out) { return CALL(nd_output_sync(out)); }
+static int64_t o_flush(nd_handle out) { return CALL(nd_output_flush(out)); }
+static int64_t o_seek(nd_handle out) { return CALL(nd_output_seek(out, 5)); }
+static int64_t o_close(nd_handle out)
+{
+    nd_handle spare = 0;
+    int64_t rc = CALL(nd_close(out));
+    (void)spare;
+    return rc;
+}
+SCEN(nd_write_bytes, plain) { return with_output(f, 0, o_write_bytes); }
+SCEN(nd_write_bytes, merge) { return with_output(f, ND_IO_MERGE, o_write_bytes); }
+SCEN(nd_write_byte, plain) { return with_output(f, 0, o_write_byte); }
+SCEN(nd_output_sync, plain) { return with_output(f, 0, o_sync); }
+SCEN(nd_output_sync, merge) { return with_output(f, ND_IO_MERGE, o_sync); }
+SCEN(nd_output_flush, merge) { return with_output(f, ND_IO_MERGE, o_flush); }
+SCEN(nd_output_seek, merge) { return with_output(f, ND_IO_MERGE, o_seek); }
+SCEN(nd_close, output) { return with_output(f, 0, o_close); }
+SCEN(nd_close, output_merge) { return with_output(f, ND_IO_MERGE, o_close); }
+
+SCEN(nd_ring_open, plain)
+{
+    nd_handle r = 0;
+    int64_t rc = CALL(nd_ring_open(8, 0, &r));
+    if (rc == ND_OK)
+        nd_close(r);
+    return rc;
+}
+SCEN(nd_ring_open, threads)
+{
+    nd_handle r = 0;
+    int64_t rc = CALL(nd_ring_open(8, ND_RING_FORCE_THREADS, &r));
+    if (rc == ND_OK)
+        nd_close(r);
+    return rc;
+}
+static int64_t ring_read(sfx *f, uint32_t ring_flags, uint32_t input_flags)
+{
+    nd_handle r = 0, in = 0;
+    static char b[8192];
+    put_file(f, "in", 100000);
+    if (nd_ring_open(8, ring_flags, &r) != ND_OK || nd_open_input(f->dir, "in", input_flags, &in) != ND_OK)
+        fail_msg("setup: %s", nd_last_error_message());
+    int64_t rc = CALL(nd_ring_submit_read(r, in, 4096, b, sizeof b, 1));
+    if (rc == ND_OK) {
+        uint64_t tag;
+        int64_t result;
+        while (nd_ring_reap(r, &tag, &result, 1, 1000) == 0) {
+        }
+    }
+    nd_close(in);
+    nd_close(r);
+    return rc;
+}
+SCEN(nd_ring_submit_read, plain) { return ring_read(f, 0, 0); }
+SCEN(nd_ring_submit_read, threads_merge) { return ring_read(f, ND_RING_FORCE_THREADS, ND_IO_MERGE); }
+
+typedef struct {
+    const char *fn;
+    const char *what;
+    int64_t (*run)(sfx *f);
+} scen;
+
+#define S(fn, what) {#fn, #what, sc_##fn##_##what}
+static const scen scens[] = {
+    S(nd_open_dir, create), S(nd_list, names), S(nd_file_exists, yes), S(nd_file_length, ten),
+    S(nd_delete_file, one), S(nd_rename, over), S(nd_fsync, one), S(nd_sync_dir, one),
+    S(nd_lock, take), S(nd_open_input, plain), S(nd_open_input, mmap), S(nd_open_input, merge),
+    S(nd_read_bytes, plain), S(nd_read_bytes, merge), S(nd_read_cached, plain),
+    S(nd_read_buffered, plain), S(nd_read_buffered, merge), S(nd_read_byte_buffered, plain),
+    S(nd_input_window, plain), S(nd_input_clone, plain), S(nd_input_slice, plain),
+    S(nd_close, input), S(nd_create_output, plain), S(nd_create_output, merge),
+    S(nd_create_output, overwrite), S(nd_create_output, overwrite_merge),
+    S(nd_write_bytes, plain), S(nd_write_bytes, merge), S(nd_write_byte, plain),
+    S(nd_output_sync, plain), S(nd_output_sync, merge), S(nd_output_flush, merge),
+    S(nd_output_seek, merge), S(nd_close, output), S(nd_close, output_merge),
+    S(nd_ring_open, plain), S(nd_ring_open, threads), S(nd_ring_submit_read, plain),
+    S(nd_ring_submit_read, threads_merge),
+};
+
+/* Calls defined in native/src/input.c that have no nd__in_call wrapper yet:
+ * input.c is being rewritten elsewhere, and the lead converts it after the
+ * merge. Their failures are printed, not counted; empty this list then. */
+static const char *const pending_input_c[] = {
+    "nd_input_length", "nd_input_strategy", "nd_input_buffer_size", "nd_input_seek",
+    "nd_input_position", "nd_input_clone", "nd_input_slice",
+};
+
+static int pending(const char *fn)
+{
+    for (size_t i = 0; i < sizeof pending_input_c / sizeof pending_input_c[0]; i++)
+        if (strcmp(fn, pending_input_c[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static void every_injected_failure_names_its_call(void **state)
+{
+    (void)state;
+    int bad = 0, pending_bad = 0;
+    long failures = 0;
+    for (size_t i = 0; i < sizeof scens / sizeof scens[0]; i++) {
+        for (int p = 0; p < ND_FAULT_POINTS; p++) {
+            for (long n = 1; n <= 64; n++) {
+                sfx f = {0};
+                assert_int_equal(tst_setup((void **)&f.env), 0);
+                f.dir = f.env->dir;
+                snprintf(f.path, sizeof f.path, "%s", f.env->dir_path);
+                sweep_point = (nd_fault_point)p;
+                sweep_nth = n;
+                sweep_hit = 0;
+                int64_t rc = scens[i].run(&f);
+                tst_teardown((void **)&f.env);
+                if (sweep_hit == 0)
+                    break; /* the call made fewer than n such OS calls */
+                if (rc >= 0)
+                    continue; /* retried or worked around (EINTR-like paths, fallbacks) */
+                failures++;
+                char what[96];
+                snprintf(what, sizeof what, "%s, %s #%ld failing", scens[i].what,
+                         nd__fault_point_name((nd_fault_point)p), n);
+                if (check_message(scens[i].fn, what, rc, sweep_msg) != 0) {
+                    if (pending(scens[i].fn))
+                        pending_bad++;
+                    else
+                        bad++;
+                }
+            }
+        }
+    }
+    fprintf(stderr, "%ld injected failures checked; %d wrong in calls input.c has yet to wrap\n",
+            failures, pending_bad);
+    assert_true(failures > 0);
+    assert_int_equal(bad, 0);
+}
+#endif /* ND_FAULT_INJECTION */
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(every_failure_names_its_call, setup, teardown),
         cmocka_unit_test(every_export_has_a_row),
         cmocka_unit_test(the_check_catches_a_second_name),
+#ifdef ND_FAULT_INJECTION
+        cmocka_unit_test(every_injected_failure_names_its_call),
+#endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -230,5 +230,6 @@ int32_t nd_ring_submit_read(nd_handle ring, nd_handle input, int64_t offset, voi
 int32_t nd_ring_reap(nd_handle ring, uint64_t *tags, int64_t *results, int32_t max,
                      int32_t timeout_ms)
 {
-    return (int32_t)nd__in_call("nd_ring_reap", nd_ring_reap_impl(ring, tags, results, max, timeout_ms));
+    return (int32_t)nd__in_call("nd_ring_reap",
+                                nd_ring_reap_impl(ring, tags, results, max, timeout_ms));
 }
