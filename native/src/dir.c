@@ -30,19 +30,19 @@ int32_t nd__dir_get(nd_handle h, const char *call, nd_dir **out)
     return rc;
 }
 
-int32_t nd_open_dir(const char *path, uint32_t flags, nd_handle *out_dir)
+static int32_t nd_open_dir_impl(const char *path, uint32_t flags, nd_handle *out_dir)
 {
     if (path == NULL || out_dir == NULL)
-        return nd__fail(ND_E_INVALID_ARGUMENT, "nd_open_dir: %s is NULL",
+        return nd__fail(ND_E_INVALID_ARGUMENT, "%s is NULL",
                         path == NULL ? "path" : "out_dir");
     *out_dir = 0;
     if (path[0] == '\0')
-        return nd__fail(ND_E_INVALID_ARGUMENT, "nd_open_dir: path is empty");
+        return nd__fail(ND_E_INVALID_ARGUMENT, "path is empty");
     if ((flags & ~ND_DIR_CREATE) != 0)
-        return nd__fail(ND_E_INVALID_ARGUMENT, "nd_open_dir: unknown flags 0x%x", flags);
+        return nd__fail(ND_E_INVALID_ARGUMENT, "unknown flags 0x%x", flags);
     nd_dir *d = calloc(1, sizeof(*d));
     if (d == NULL)
-        return nd__fail(ND_E_NO_MEMORY, "nd_open_dir: out of memory");
+        return nd__fail(ND_E_NO_MEMORY, "open '%s': out of memory", path);
     d->base.ops = &dir_ops;
     int32_t rc = nd__os_dir_open(path, (flags & ND_DIR_CREATE) != 0, &d->os);
     if (rc == ND_OK) {
@@ -71,13 +71,13 @@ static int32_t collect(void *ctx, const char *name, size_t len)
         size_t cap = l->cap ? l->cap * 2 : 64;
         char **grown = realloc(l->names, cap * sizeof(char *));
         if (grown == NULL)
-            return nd__fail(ND_E_NO_MEMORY, "nd_list: out of memory");
+            return nd__fail(ND_E_NO_MEMORY, "list: out of memory");
         l->names = grown;
         l->cap = cap;
     }
     char *copy = malloc(len + 1);
     if (copy == NULL)
-        return nd__fail(ND_E_NO_MEMORY, "nd_list: out of memory");
+        return nd__fail(ND_E_NO_MEMORY, "list: out of memory");
     memcpy(copy, name, len + 1);
     l->names[l->count++] = copy;
     return ND_OK;
@@ -91,10 +91,10 @@ static int by_bytes(const void *a, const void *b)
 static int64_t nd_list_impl(nd_handle dir, char *buf, int64_t cap)
 {
     if (cap < 0 || (buf == NULL && cap > 0))
-        return nd__fail(ND_E_INVALID_ARGUMENT, "nd_list: %s",
+        return nd__fail(ND_E_INVALID_ARGUMENT, "%s",
                         cap < 0 ? "negative capacity" : "buf is NULL with a capacity");
     nd_dir *d;
-    int32_t rc = nd__dir_get(dir, "nd_list", &d);
+    int32_t rc = nd__dir_get(dir, NULL, &d);
     if (rc != ND_OK)
         return rc;
     name_list l = {0};
@@ -124,18 +124,18 @@ static int64_t nd_list_impl(nd_handle dir, char *buf, int64_t cap)
 /* ---- single files ---- */
 
 /* Looks up the directory and checks the name: the common head of most calls. */
-static int32_t dir_and_name(nd_handle dir, const char *call, const char *name, nd_dir **out)
+static int32_t dir_and_name(nd_handle dir, const char *name, nd_dir **out)
 {
-    int32_t rc = nd__check_name(call, name);
+    int32_t rc = nd__check_name(NULL, name);
     if (rc != ND_OK)
         return rc;
-    return nd__dir_get(dir, call, out);
+    return nd__dir_get(dir, NULL, out);
 }
 
 static int32_t nd_file_exists_impl(nd_handle dir, const char *name)
 {
     nd_dir *d;
-    int32_t rc = dir_and_name(dir, "nd_file_exists", name, &d);
+    int32_t rc = dir_and_name(dir, name, &d);
     if (rc != ND_OK)
         return rc;
     int is_file = 0;
@@ -150,16 +150,16 @@ static int32_t nd_file_exists_impl(nd_handle dir, const char *name)
 static int32_t nd_file_length_impl(nd_handle dir, const char *name, int64_t *out_len)
 {
     if (out_len == NULL)
-        return nd__fail(ND_E_INVALID_ARGUMENT, "nd_file_length: out_len is NULL");
+        return nd__fail(ND_E_INVALID_ARGUMENT, "out_len is NULL");
     nd_dir *d;
-    int32_t rc = dir_and_name(dir, "nd_file_length", name, &d);
+    int32_t rc = dir_and_name(dir, name, &d);
     if (rc != ND_OK)
         return rc;
     int is_file = 0;
     int64_t len = 0;
     rc = nd__os_stat(d->os, name, &is_file, &len);
     if (rc == ND_OK && !is_file)
-        rc = nd__fail(ND_E_ACCESS, "nd_file_length: '%s' in '%s' is not a regular file", name,
+        rc = nd__fail(ND_E_ACCESS, "'%s' in '%s' is not a regular file", name,
                       nd__os_dir_path(d->os));
     nd__handle_put(dir);
     if (rc == ND_OK)
@@ -170,7 +170,7 @@ static int32_t nd_file_length_impl(nd_handle dir, const char *name, int64_t *out
 static int32_t nd_delete_file_impl(nd_handle dir, const char *name)
 {
     nd_dir *d;
-    int32_t rc = dir_and_name(dir, "nd_delete_file", name, &d);
+    int32_t rc = dir_and_name(dir, name, &d);
     if (rc != ND_OK)
         return rc;
     rc = nd__os_unlink(d->os, name);
@@ -180,11 +180,11 @@ static int32_t nd_delete_file_impl(nd_handle dir, const char *name)
 
 static int32_t nd_rename_impl(nd_handle dir, const char *from, const char *to)
 {
-    int32_t rc = nd__check_name("nd_rename", to);
+    int32_t rc = nd__check_name(NULL, to);
     if (rc != ND_OK)
         return rc;
     nd_dir *d;
-    rc = dir_and_name(dir, "nd_rename", from, &d);
+    rc = dir_and_name(dir, from, &d);
     if (rc != ND_OK)
         return rc;
     rc = nd__os_rename(d->os, from, to);
@@ -195,7 +195,7 @@ static int32_t nd_rename_impl(nd_handle dir, const char *from, const char *to)
 static int32_t nd_fsync_impl(nd_handle dir, const char *name)
 {
     nd_dir *d;
-    int32_t rc = dir_and_name(dir, "nd_fsync", name, &d);
+    int32_t rc = dir_and_name(dir, name, &d);
     if (rc != ND_OK)
         return rc;
     nd_os_file f;
@@ -208,10 +208,10 @@ static int32_t nd_fsync_impl(nd_handle dir, const char *name)
     return rc;
 }
 
-int32_t nd_sync_dir(nd_handle dir)
+static int32_t nd_sync_dir_impl(nd_handle dir)
 {
     nd_dir *d;
-    int32_t rc = nd__dir_get(dir, "nd_sync_dir", &d);
+    int32_t rc = nd__dir_get(dir, NULL, &d);
     if (rc != ND_OK)
         return rc;
     rc = nd__os_dir_sync(d->os);
@@ -239,16 +239,16 @@ static const nd_object_ops lock_ops = {lock_close, lock_destroy};
 static int32_t nd_lock_impl(nd_handle dir, const char *name, nd_handle *out_lock)
 {
     if (out_lock == NULL)
-        return nd__fail(ND_E_INVALID_ARGUMENT, "nd_lock: out_lock is NULL");
+        return nd__fail(ND_E_INVALID_ARGUMENT, "out_lock is NULL");
     *out_lock = 0;
     nd_dir *d;
-    int32_t rc = dir_and_name(dir, "nd_lock", name, &d);
+    int32_t rc = dir_and_name(dir, name, &d);
     if (rc != ND_OK)
         return rc;
     nd_lock_obj *l = calloc(1, sizeof(*l));
     if (l == NULL) {
         nd__handle_put(dir);
-        return nd__fail(ND_E_NO_MEMORY, "nd_lock: out of memory");
+        return nd__fail(ND_E_NO_MEMORY, "lock '%s': out of memory", name);
     }
     l->base.ops = &lock_ops;
     rc = nd__os_lock(d->os, name, &l->file);
@@ -261,6 +261,11 @@ static int32_t nd_lock_impl(nd_handle dir, const char *name, nd_handle *out_lock
     if (rc != ND_OK)
         free(l);
     return rc;
+}
+
+int32_t nd_open_dir(const char *path, uint32_t flags, nd_handle *out_dir)
+{
+    return (int32_t)nd__in_call("nd_open_dir", nd_open_dir_impl(path, flags, out_dir));
 }
 
 int64_t nd_list(nd_handle dir, char *buf, int64_t cap)
@@ -296,4 +301,9 @@ int32_t nd_fsync(nd_handle dir, const char *name)
 int32_t nd_lock(nd_handle dir, const char *name, nd_handle *out_lock)
 {
     return (int32_t)nd__in_call("nd_lock", nd_lock_impl(dir, name, out_lock));
+}
+
+int32_t nd_sync_dir(nd_handle dir)
+{
+    return (int32_t)nd__in_call("nd_sync_dir", nd_sync_dir_impl(dir));
 }

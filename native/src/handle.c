@@ -175,13 +175,13 @@ ND_HOT int32_t nd__handle_get(nd_handle h, nd_kind kind, const char *call, nd_ob
                     return ND_OK;
                 }
                 nd__handle_put(h);
-                return nd__fail(ND_E_BAD_HANDLE, "%s: handle %lld is %s, not %s", call,
+                return nd__fail(ND_E_BAD_HANDLE, "%s%shandle %lld is %s, not %s", ND_LEAD(call),
                                 (long long)h, kind_phrase(hkind), kind_phrase((uint32_t)kind));
             }
         }
     }
-    return nd__fail(ND_E_BAD_HANDLE, "%s: handle %lld is closed, stale or not a handle", call,
-                    (long long)h);
+    return nd__fail(ND_E_BAD_HANDLE, "%s%shandle %lld is closed, stale or not a handle",
+                    ND_LEAD(call), (long long)h);
 }
 
 /* Like nd__handle_get, but also finds a closed handle whose object is still
@@ -252,8 +252,7 @@ static int32_t nd_close_impl(nd_handle h)
             }
         }
     }
-    return nd__fail(ND_E_BAD_HANDLE, "nd_close: handle %lld is closed, stale or not a handle",
-                    (long long)h);
+    return nd__fail(ND_E_BAD_HANDLE, "handle %lld is closed, stale or not a handle", (long long)h);
 }
 
 int32_t nd_close(nd_handle h)

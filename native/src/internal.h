@@ -48,14 +48,24 @@ int32_t nd__fail(int32_t status, const char *fmt, ...) ND_PRINTF(2, 3);
 /* Records an OS failure: the status is mapped from `os_error` (errno or
  * GetLastError()) and the OS's own text is appended to the message. */
 int32_t nd__fail_os(int os_error, const char *fmt, ...) ND_PRINTF(2, 3);
-/* Makes sure this thread's last message starts with the API call's name (the
- * OS layer's messages name the OS call and the file, not the API call) and
- * returns `status` unchanged; for ND_OK or positive results it does nothing. */
+/* The one place an API call's name enters a message: every exported function
+ * is a shell `return nd__in_call("nd_x", x_impl(...))`, and on failure this
+ * prefixes "nd_x: " to the thread's message. Everything below (handle table,
+ * name checks, the OS layer) describes the operation and the file only, and an
+ * exported function never calls another one (it calls the _impl), so every
+ * message names exactly one call. Returns `status` unchanged; for ND_OK or
+ * positive results it does nothing (inline, so the read paths pay one
+ * predicted branch). */
 int64_t nd__in_call_failed(const char *call, int64_t status);
 static inline int64_t nd__in_call(const char *call, int64_t status)
 {
     return ND_LIKELY(status >= 0) ? status : nd__in_call_failed(call, status);
 }
+/* Transitional, for input.c until it is converted: the helpers below that
+ * take a `call` put "call: " before their message when it is not NULL (input.c
+ * calls without a wrapper rely on that); every other caller passes NULL. Use
+ * as printf arguments for a "%s%s" lead-in. */
+#define ND_LEAD(call) ((call) != NULL ? (call) : ""), ((call) != NULL ? ": " : "")
 /* Re-records this thread's last failure with a new lead-in ("lead-in: old
  * message"), keeping its OS error; returns `status`. */
 int32_t nd__fail_again(int32_t status, const char *fmt, ...) ND_PRINTF(2, 3);
@@ -67,8 +77,8 @@ void nd__os_error_text(int os_error, char *buf, size_t cap);
 /* ---- names (name.c) ------------------------------------------------------- */
 
 /* ND_OK if `name` is one valid path component, else ND_E_INVALID_NAME (or
- * ND_E_INVALID_ARGUMENT for NULL) with the reason recorded; `call` names the
- * API function in the message. */
+ * ND_E_INVALID_ARGUMENT for NULL) with the reason recorded; `call` is
+ * NULL except from input.c (see ND_LEAD). */
 int32_t nd__check_name(const char *call, const char *name);
 /* Same test without recording anything (for listings). */
 int nd__name_ok(const char *name, size_t len);
@@ -107,7 +117,8 @@ int32_t nd__handle_reserve(uint32_t *out_index);
 nd_handle nd__handle_publish(uint32_t index, nd_kind kind, nd_object *obj);
 void nd__handle_unreserve(uint32_t index);
 /* Takes a reference on the live object behind `h` if it is of `kind`;
- * ND_E_BAD_HANDLE (recorded, naming `call`) otherwise. */
+ * ND_E_BAD_HANDLE (recorded) otherwise. `call` is NULL except from input.c
+ * (see ND_LEAD). */
 int32_t nd__handle_get(nd_handle h, nd_kind kind, const char *call, nd_object **out);
 /* nd__handle_get that also finds a handle already closed while its object
  * still lives (held by a window pin); records nothing on a miss. */
@@ -127,7 +138,7 @@ typedef struct {
     nd_os_file file;
 } nd_lock_obj;
 
-/* dir.c */
+/* dir.c; `call` as for nd__handle_get */
 int32_t nd__dir_get(nd_handle h, const char *call, nd_dir **out);
 
 /* input.c, for rings: checks [off, off+len) of input `h` for

@@ -104,11 +104,11 @@ int nd__name_ok(const char *name, size_t len)
 int32_t nd__check_name(const char *call, const char *name)
 {
     if (name == NULL)
-        return nd__fail(ND_E_INVALID_ARGUMENT, "%s: name is NULL", call);
+        return nd__fail(ND_E_INVALID_ARGUMENT, "%s%sname is NULL", ND_LEAD(call));
     size_t len = strnlen(name, ND_NAME_MAX + 1);
     const char *why = why_not(name, len);
     if (why != NULL)
-        return nd__fail(ND_E_INVALID_NAME, "%s: invalid name '%.64s%s': %s", call, name,
+        return nd__fail(ND_E_INVALID_NAME, "%s%sinvalid name '%.64s%s': %s", ND_LEAD(call), name,
                         len > 64 ? "..." : "", why);
     return ND_OK;
 }

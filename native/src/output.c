@@ -46,10 +46,10 @@ static int32_t fail_for_good(nd_output *o, int32_t rc)
     return rc;
 }
 
-static int32_t still_failed(nd_output *o, const char *call)
+static int32_t still_failed(nd_output *o)
 {
-    return nd__fail(o->failed, "%s: '%s' failed earlier (%s); nothing written since counts", call,
-                    o->name, nd_status_name(o->failed));
+    return nd__fail(o->failed, "'%s' failed earlier (%s); nothing written since counts", o->name,
+                    nd_status_name(o->failed));
 }
 
 /* Writes the full buffer (or, with `tail`, the partial buffer padded to the
@@ -131,7 +131,7 @@ static int32_t output_close(nd_object *obj)
     if (rc == ND_OK)
         rc = flush(o, 1);
     else
-        still_failed(o, "nd_close");
+        still_failed(o);
     if (o->strategy == ND_STRATEGY_DROP_BEHIND)
         nd__os_advise(o->fd, 0, 0, ND_ADVICE_DONTNEED);
     if (o->writer != NULL) { /* a failed flush left a write in flight: let it land first */
@@ -157,18 +157,18 @@ static void output_destroy(nd_object *obj)
 static const nd_object_ops output_ops = {output_close, output_destroy};
 
 /* Looks up the output and takes its lock; the caller must call leave(). */
-static int32_t enter(nd_handle h, const char *call, nd_output **out)
+static int32_t enter(nd_handle h, nd_output **out)
 {
     nd_object *obj;
     *out = NULL; /* never read on failure; says so to the compiler's flow analysis */
-    int32_t rc = nd__handle_get(h, ND_KIND_OUTPUT, call, &obj);
+    int32_t rc = nd__handle_get(h, ND_KIND_OUTPUT, NULL, &obj);
     if (ND_UNLIKELY(rc != ND_OK))
         return rc;
     nd_output *o = (nd_output *)obj;
     nd__mutex_lock(o->mu);
     if (ND_UNLIKELY(o->closed)) { /* closed by another thread after our lookup */
         /* record while o is alive: the put below may free it */
-        rc = nd__fail(ND_E_BAD_HANDLE, "%s: output '%s' is closed", call, o->name);
+        rc = nd__fail(ND_E_BAD_HANDLE, "output '%s' is closed", o->name);
         nd__mutex_unlock(o->mu);
         nd__handle_put(h);
         return rc;
@@ -217,14 +217,13 @@ static int32_t append(nd_output *o, const uint8_t *src, size_t len)
 static int64_t nd_write_bytes_impl(nd_handle output, const void *src, int64_t len)
 {
     nd_output *o;
-    int32_t rc = enter(output, "nd_write_bytes", &o);
+    int32_t rc = enter(output, &o);
     if (rc != ND_OK)
         return rc;
     if (len < 0 || (src == NULL && len > 0))
-        rc = nd__fail(ND_E_INVALID_ARGUMENT, "nd_write_bytes: %s",
-                      len < 0 ? "negative length" : "src is NULL");
+        rc = nd__fail(ND_E_INVALID_ARGUMENT, "%s", len < 0 ? "negative length" : "src is NULL");
     else if (o->failed != ND_OK)
-        rc = still_failed(o, "nd_write_bytes");
+        rc = still_failed(o);
     else
         rc = append(o, src, (size_t)len);
     leave(output, o);
@@ -234,43 +233,43 @@ static int64_t nd_write_bytes_impl(nd_handle output, const void *src, int64_t le
 static int32_t nd_write_byte_impl(nd_handle output, uint8_t b)
 {
     nd_output *o;
-    int32_t rc = enter(output, "nd_write_byte", &o);
+    int32_t rc = enter(output, &o);
     if (rc != ND_OK)
         return rc;
-    rc = o->failed != ND_OK ? still_failed(o, "nd_write_byte") : append(o, &b, 1);
+    rc = o->failed != ND_OK ? still_failed(o) : append(o, &b, 1);
     leave(output, o);
     return rc;
 }
 
-int64_t nd_output_position(nd_handle output)
+static int64_t nd_output_position_impl(nd_handle output)
 {
     nd_output *o;
-    int32_t rc = enter(output, "nd_output_position", &o);
+    int32_t rc = enter(output, &o);
     if (rc != ND_OK)
         return rc;
     /* after a failure nobody knows which of these bytes reached the file */
-    int64_t pos = o->failed != ND_OK ? still_failed(o, "nd_output_position")
+    int64_t pos = o->failed != ND_OK ? still_failed(o)
                                      : o->flushed + (int64_t)o->used;
     leave(output, o);
     return pos;
 }
 
-int64_t nd_output_crc32(nd_handle output)
+static int64_t nd_output_crc32_impl(nd_handle output)
 {
     nd_output *o;
-    int32_t rc = enter(output, "nd_output_crc32", &o);
+    int32_t rc = enter(output, &o);
     if (rc != ND_OK)
         return rc;
-    int64_t crc = o->failed != ND_OK ? still_failed(o, "nd_output_crc32")
+    int64_t crc = o->failed != ND_OK ? still_failed(o)
                                      : (int64_t)(o->crc & 0xFFFFFFFFu);
     leave(output, o);
     return crc;
 }
 
-int32_t nd_output_strategy(nd_handle output)
+static int32_t nd_output_strategy_impl(nd_handle output)
 {
     nd_output *o;
-    int32_t rc = enter(output, "nd_output_strategy", &o);
+    int32_t rc = enter(output, &o);
     if (rc != ND_OK)
         return rc;
     rc = o->strategy;
@@ -281,11 +280,11 @@ int32_t nd_output_strategy(nd_handle output)
 static int32_t nd_output_sync_impl(nd_handle output)
 {
     nd_output *o;
-    int32_t rc = enter(output, "nd_output_sync", &o);
+    int32_t rc = enter(output, &o);
     if (rc != ND_OK)
         return rc;
     if (o->failed != ND_OK) {
-        rc = still_failed(o, "nd_output_sync");
+        rc = still_failed(o);
     } else {
         rc = flush(o, 1);
         if (rc == ND_OK) {
@@ -301,11 +300,11 @@ static int32_t nd_output_sync_impl(nd_handle output)
 static int32_t nd_output_flush_impl(nd_handle output)
 {
     nd_output *o;
-    int32_t rc = enter(output, "nd_output_flush", &o);
+    int32_t rc = enter(output, &o);
     if (rc != ND_OK)
         return rc;
     /* the same tail write a sync does, so a sync after it writes nothing again */
-    rc = o->failed != ND_OK ? still_failed(o, "nd_output_flush") : flush(o, 1);
+    rc = o->failed != ND_OK ? still_failed(o) : flush(o, 1);
     leave(output, o);
     return rc;
 }
@@ -336,14 +335,14 @@ static int32_t leave_direct(nd_output *o)
 static int32_t nd_output_seek_impl(nd_handle output, int64_t pos)
 {
     nd_output *o;
-    int32_t rc = enter(output, "nd_output_seek", &o);
+    int32_t rc = enter(output, &o);
     if (rc != ND_OK)
         return rc;
     if (pos < 0)
-        rc = nd__fail(ND_E_INVALID_ARGUMENT, "nd_output_seek: '%s': negative position %lld",
+        rc = nd__fail(ND_E_INVALID_ARGUMENT, "'%s': negative position %lld",
                       o->name, (long long)pos);
     else if (o->failed != ND_OK)
-        rc = still_failed(o, "nd_output_seek");
+        rc = still_failed(o);
     else if (pos != o->flushed + (int64_t)o->used) {
         rc = o->strategy == ND_STRATEGY_DIRECT ? leave_direct(o) : flush(o, 1);
         if (rc == ND_OK)
@@ -359,16 +358,16 @@ static int32_t nd_output_seek_impl(nd_handle output, int64_t pos)
 static int32_t nd_create_output_impl(nd_handle dir, const char *name, uint32_t flags, nd_handle *out_output)
 {
     if (out_output == NULL)
-        return nd__fail(ND_E_INVALID_ARGUMENT, "nd_create_output: out_output is NULL");
+        return nd__fail(ND_E_INVALID_ARGUMENT, "out_output is NULL");
     *out_output = 0;
     if (flags & ~OUTPUT_FLAGS)
-        return nd__fail(ND_E_INVALID_ARGUMENT, "nd_create_output: flags 0x%x are not output flags",
+        return nd__fail(ND_E_INVALID_ARGUMENT, "flags 0x%x are not output flags",
                         flags & ~OUTPUT_FLAGS);
-    int32_t rc = nd__check_name("nd_create_output", name);
+    int32_t rc = nd__check_name(NULL, name);
     if (rc != ND_OK)
         return rc;
     nd_dir *d;
-    if ((rc = nd__dir_get(dir, "nd_create_output", &d)) != ND_OK)
+    if ((rc = nd__dir_get(dir, NULL, &d)) != ND_OK)
         return rc;
     /* Every step that can fail comes before the file takes `name`: with
      * OVERWRITE the new file is made aside and renamed over the old one last,
@@ -380,7 +379,7 @@ static int32_t nd_create_output_impl(nd_handle dir, const char *name, uint32_t f
     nd_output *o = calloc(1, sizeof(*o) + nlen + 1);
     if (o == NULL) {
         nd__handle_put(dir);
-        return nd__fail(ND_E_NO_MEMORY, "nd_create_output: '%s': out of memory", name);
+        return nd__fail(ND_E_NO_MEMORY, "create '%s': out of memory", name);
     }
     memcpy(o->name, name, nlen + 1);
     o->base.ops = &output_ops;
@@ -388,7 +387,7 @@ static int32_t nd_create_output_impl(nd_handle dir, const char *name, uint32_t f
     o->crc = crc32_z(0L, Z_NULL, 0);
     o->mu = nd__mutex_new();
     if (o->mu == NULL)
-        rc = nd__fail(ND_E_NO_MEMORY, "nd_create_output: '%s': out of memory", name);
+        rc = nd__fail(ND_E_NO_MEMORY, "create '%s': out of memory", name);
     int merge = (flags & (ND_IO_MERGE | ND_IO_REQUIRE_DIRECT)) != 0;
     if (rc == ND_OK && merge) {
         rc = replace ? nd__os_create_aside(d->os, name, 1, &o->fd, tmp)
@@ -398,7 +397,7 @@ static int32_t nd_create_output_impl(nd_handle dir, const char *name, uint32_t f
         } else if (rc == ND_E_INVALID_ARGUMENT || rc == ND_E_NOT_SUPPORTED) {
             if (flags & ND_IO_REQUIRE_DIRECT)
                 rc = nd__fail(ND_E_NOT_SUPPORTED,
-                              "nd_create_output: '%s' in '%s': the file system refuses direct I/O",
+                              "'%s' in '%s': the file system refuses direct I/O",
                               name, nd__os_dir_path(d->os));
             else
                 rc = ND_OK; /* fall back to drop-behind below */
@@ -417,7 +416,7 @@ static int32_t nd_create_output_impl(nd_handle dir, const char *name, uint32_t f
         o->cap = (o->cap + o->align - 1) / o->align * o->align;
         o->buf = nd__os_aligned_alloc(o->align, o->cap);
         if (o->buf == NULL)
-            rc = nd__fail(ND_E_NO_MEMORY, "nd_create_output: '%s': out of memory", name);
+            rc = nd__fail(ND_E_NO_MEMORY, "create '%s': out of memory", name);
         /* direct writes overlap the next buffer's copy and CRC where the OS can */
         if (rc == ND_OK && o->strategy == ND_STRATEGY_DIRECT &&
             nd__os_writer_new(o->fd, name, &o->writer) == ND_OK) {
@@ -484,4 +483,19 @@ int32_t nd_output_flush(nd_handle output)
 int32_t nd_output_seek(nd_handle output, int64_t pos)
 {
     return (int32_t)nd__in_call("nd_output_seek", nd_output_seek_impl(output, pos));
+}
+
+int64_t nd_output_position(nd_handle output)
+{
+    return nd__in_call("nd_output_position", nd_output_position_impl(output));
+}
+
+int64_t nd_output_crc32(nd_handle output)
+{
+    return nd__in_call("nd_output_crc32", nd_output_crc32_impl(output));
+}
+
+int32_t nd_output_strategy(nd_handle output)
+{
+    return (int32_t)nd__in_call("nd_output_strategy", nd_output_strategy_impl(output));
 }

@@ -28,27 +28,27 @@ static void ring_destroy(nd_object *obj)
 
 static const nd_object_ops ring_ops = {ring_close, ring_destroy};
 
-static int32_t ring_get(nd_handle h, const char *call, nd_ring **out)
+static int32_t ring_get(nd_handle h, nd_ring **out)
 {
     nd_object *obj;
-    int32_t rc = nd__handle_get(h, ND_KIND_RING, call, &obj);
+    int32_t rc = nd__handle_get(h, ND_KIND_RING, NULL, &obj);
     if (rc == ND_OK)
         *out = (nd_ring *)obj;
     return rc;
 }
 
-int32_t nd_ring_open(uint32_t depth, uint32_t flags, nd_handle *out_ring)
+static int32_t nd_ring_open_impl(uint32_t depth, uint32_t flags, nd_handle *out_ring)
 {
     if (out_ring == NULL)
-        return nd__fail(ND_E_INVALID_ARGUMENT, "nd_ring_open: out_ring is NULL");
+        return nd__fail(ND_E_INVALID_ARGUMENT, "out_ring is NULL");
     *out_ring = 0;
     if (depth == 0 || depth > 4096)
-        return nd__fail(ND_E_INVALID_ARGUMENT, "nd_ring_open: depth %u is not in 1..4096", depth);
+        return nd__fail(ND_E_INVALID_ARGUMENT, "depth %u is not in 1..4096", depth);
     if (flags & ~ND_RING_FORCE_THREADS)
-        return nd__fail(ND_E_INVALID_ARGUMENT, "nd_ring_open: unknown flags 0x%x", flags);
+        return nd__fail(ND_E_INVALID_ARGUMENT, "unknown flags 0x%x", flags);
     nd_ring *r = calloc(1, sizeof(*r));
     if (r == NULL)
-        return nd__fail(ND_E_NO_MEMORY, "nd_ring_open: out of memory");
+        return nd__fail(ND_E_NO_MEMORY, "ring: out of memory");
     r->base.ops = &ring_ops;
     r->depth = depth;
     r->ops = calloc(depth, sizeof(nd_ring_op));
@@ -57,7 +57,7 @@ int32_t nd_ring_open(uint32_t depth, uint32_t flags, nd_handle *out_ring)
         nd__mutex_free(r->mu);
         free(r->ops);
         free(r);
-        return nd__fail(ND_E_NO_MEMORY, "nd_ring_open: out of memory");
+        return nd__fail(ND_E_NO_MEMORY, "ring: out of memory");
     }
     for (uint32_t i = 0; i < depth; i++)
         r->ops[i].next = i + 2 <= depth ? i + 2 : 0;
@@ -75,10 +75,10 @@ int32_t nd_ring_open(uint32_t depth, uint32_t flags, nd_handle *out_ring)
     return rc;
 }
 
-int32_t nd_ring_backend(nd_handle ring)
+static int32_t nd_ring_backend_impl(nd_handle ring)
 {
     nd_ring *r;
-    int32_t rc = ring_get(ring, "nd_ring_backend", &r);
+    int32_t rc = ring_get(ring, &r);
     if (rc != ND_OK)
         return rc;
     rc = r->backend;
@@ -86,10 +86,10 @@ int32_t nd_ring_backend(nd_handle ring)
     return rc;
 }
 
-int32_t nd_ring_in_flight(nd_handle ring)
+static int32_t nd_ring_in_flight_impl(nd_handle ring)
 {
     nd_ring *r;
-    int32_t rc = ring_get(ring, "nd_ring_in_flight", &r);
+    int32_t rc = ring_get(ring, &r);
     if (rc != ND_OK)
         return rc;
     rc = atomic_load(&r->in_flight);
@@ -118,11 +118,11 @@ static int32_t take_slot(nd_ring *r, uint32_t *out_index)
     }
     nd__mutex_unlock(r->mu);
     if (index == 0)
-        return nd__fail(ND_E_BUSY, "nd_ring_submit_read: all %u slots are in flight; reap first",
+        return nd__fail(ND_E_BUSY, "all %u slots are in flight; reap first",
                         r->depth);
     if (atomic_load(&r->closing)) { /* lost a race with nd_close */
         free_slot(r, index - 1);
-        return nd__fail(ND_E_BAD_HANDLE, "nd_ring_submit_read: the ring is closing");
+        return nd__fail(ND_E_BAD_HANDLE, "the ring is closing");
     }
     *out_index = index - 1;
     return ND_OK;
@@ -150,13 +150,12 @@ static int32_t start_op(nd_ring *r, uint32_t index, nd_handle input, uint8_t *ds
     return rc;
 }
 
-int32_t nd_ring_submit_read(nd_handle ring, nd_handle input, int64_t offset, void *dst,
-                            int64_t len, uint64_t tag)
+static int32_t nd_ring_submit_read_impl(nd_handle ring, nd_handle input, int64_t offset,
+                                        void *dst, int64_t len, uint64_t tag)
 {
-    static const char call[] = "nd_ring_submit_read";
     nd_ring *r;
     uint32_t index = 0;
-    int32_t rc = ring_get(ring, call, &r);
+    int32_t rc = ring_get(ring, &r);
     if (rc != ND_OK)
         return rc;
     /* the slot first: a full ring must refuse before a mapped read copies anything */
@@ -171,19 +170,19 @@ int32_t nd_ring_submit_read(nd_handle ring, nd_handle input, int64_t offset, voi
             rc = start_op(r, index, input, dst, len, tag, fd, file_off, result);
     }
     nd__handle_put(ring);
-    return (int32_t)nd__in_call(call, rc);
+    return rc;
 }
 
-int32_t nd_ring_reap(nd_handle ring, uint64_t *tags, int64_t *results, int32_t max,
-                     int32_t timeout_ms)
+static int32_t nd_ring_reap_impl(nd_handle ring, uint64_t *tags, int64_t *results, int32_t max,
+                                 int32_t timeout_ms)
 {
     if (tags == NULL || results == NULL || max <= 0 || timeout_ms < -1)
-        return nd__fail(ND_E_INVALID_ARGUMENT, "nd_ring_reap: %s",
+        return nd__fail(ND_E_INVALID_ARGUMENT, "%s",
                         max <= 0 ? "max must be positive"
                         : timeout_ms < -1 ? "timeout must be -1, 0 or positive"
                                           : "tags or results is NULL");
     nd_ring *r;
-    int32_t rc = ring_get(ring, "nd_ring_reap", &r);
+    int32_t rc = ring_get(ring, &r);
     if (rc != ND_OK)
         return rc;
     rc = atomic_load(&r->closing) ? 0 : r->vt->reap(r, tags, results, max, timeout_ms);
@@ -204,4 +203,33 @@ void nd__ring_discard(nd_ring *r, uint32_t index)
 {
     nd__handle_put(r->ops[index].input);
     free_slot(r, index);
+}
+
+int32_t nd_ring_open(uint32_t depth, uint32_t flags, nd_handle *out_ring)
+{
+    return (int32_t)nd__in_call("nd_ring_open", nd_ring_open_impl(depth, flags, out_ring));
+}
+
+int32_t nd_ring_backend(nd_handle ring)
+{
+    return (int32_t)nd__in_call("nd_ring_backend", nd_ring_backend_impl(ring));
+}
+
+int32_t nd_ring_in_flight(nd_handle ring)
+{
+    return (int32_t)nd__in_call("nd_ring_in_flight", nd_ring_in_flight_impl(ring));
+}
+
+int32_t nd_ring_submit_read(nd_handle ring, nd_handle input, int64_t offset, void *dst,
+                            int64_t len, uint64_t tag)
+{
+    return (int32_t)nd__in_call("nd_ring_submit_read",
+                                nd_ring_submit_read_impl(ring, input, offset, dst, len, tag));
+}
+
+int32_t nd_ring_reap(nd_handle ring, uint64_t *tags, int64_t *results, int32_t max,
+                     int32_t timeout_ms)
+{
+    return (int32_t)nd__in_call("nd_ring_reap",
+                                nd_ring_reap_impl(ring, tags, results, max, timeout_ms));
 }

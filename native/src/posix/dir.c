@@ -58,14 +58,14 @@ int32_t nd__os_dir_open(const char *path, int create, nd_os_dir **out)
     if (d == NULL || copy == NULL) {
         free(d);
         free(copy);
-        return nd__fail(ND_E_NO_MEMORY, "nd_open_dir: out of memory");
+        return nd__fail(ND_E_NO_MEMORY, "open '%s': out of memory", path);
     }
     if (create) {
         int e = make_dirs(copy);
         if (e != 0) {
             free(d);
             free(copy);
-            return nd__fail_os(e, "nd_open_dir: mkdir '%s'", path);
+            return nd__fail_os(e, "mkdir '%s'", path);
         }
     }
     int fd;
@@ -76,7 +76,7 @@ int32_t nd__os_dir_open(const char *path, int create, nd_os_dir **out)
         int e = errno;
         free(d);
         free(copy);
-        return nd__fail_os(e, "nd_open_dir: open '%s'", path);
+        return nd__fail_os(e, "open '%s'", path);
     }
     d->fd = fd;
     d->path = copy;
@@ -98,12 +98,12 @@ int32_t nd__os_dir_list(nd_os_dir *dir, nd_os_list_fn fn, void *ctx)
     /* a descriptor of our own: a DIR stream moves the offset it reads */
     int fd = openat(dir->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
-        return nd__fail_os(errno, "nd_list: open '%s'", dir->path);
+        return nd__fail_os(errno, "open '%s'", dir->path);
     DIR *ds = fdopendir(fd);
     if (ds == NULL) {
         int e = errno;
         close(fd);
-        return nd__fail_os(e, "nd_list: fdopendir '%s'", dir->path);
+        return nd__fail_os(e, "fdopendir '%s'", dir->path);
     }
     int32_t rc = ND_OK;
     for (;;) {
@@ -111,7 +111,7 @@ int32_t nd__os_dir_list(nd_os_dir *dir, nd_os_list_fn fn, void *ctx)
         struct dirent *de = readdir(ds);
         if (de == NULL) {
             if (errno != 0)
-                rc = nd__fail_os(errno, "nd_list: readdir '%s'", dir->path);
+                rc = nd__fail_os(errno, "readdir '%s'", dir->path);
             break;
         }
         int regular;
@@ -152,7 +152,7 @@ int32_t nd__os_stat(nd_os_dir *dir, const char *name, int *is_file, int64_t *len
 int32_t nd__os_unlink(nd_os_dir *dir, const char *name)
 {
     if (unlinkat(dir->fd, name, 0) != 0)
-        return nd__fail_os(errno, "nd_delete_file: unlink '%s' in '%s'", name, dir->path);
+        return nd__fail_os(errno, "unlink '%s' in '%s'", name, dir->path);
     return ND_OK;
 }
 
@@ -169,7 +169,7 @@ int32_t nd__os_rename(nd_os_dir *dir, const char *from, const char *to)
 {
     int e = nd__posix_rename(dir, from, to);
     if (e != 0)
-        return nd__fail_os(e, "nd_rename: rename '%s' to '%s' in '%s'", from, to, dir->path);
+        return nd__fail_os(e, "rename '%s' to '%s' in '%s'", from, to, dir->path);
     return ND_OK;
 }
 
@@ -177,6 +177,6 @@ int32_t nd__os_dir_sync(nd_os_dir *dir)
 {
     int32_t rc = nd__posix_full_fsync(dir->fd);
     if (rc != 0)
-        return nd__fail_os(rc, "nd_sync_dir: fsync '%s'", dir->path);
+        return nd__fail_os(rc, "fsync '%s'", dir->path);
     return ND_OK;
 }

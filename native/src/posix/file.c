@@ -141,17 +141,17 @@ int32_t nd__os_lock(nd_os_dir *dir, const char *name, nd_os_file *out)
                     O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0666);
     while (fd < 0 && errno == EINTR);
     if (fd < 0)
-        return nd__fail_os(errno, "nd_lock: open '%s' in '%s'", name, nd__os_dir_path(dir));
+        return nd__fail_os(errno, "open '%s' in '%s'", name, nd__os_dir_path(dir));
     struct stat st;
     if (fstat(fd, &st) != 0) {
         int e = errno;
         close(fd);
-        return nd__fail_os(e, "nd_lock: fstat '%s' in '%s'", name, nd__os_dir_path(dir));
+        return nd__fail_os(e, "fstat '%s' in '%s'", name, nd__os_dir_path(dir));
     }
     if (!S_ISREG(st.st_mode)) { /* errno says nothing here: fstat succeeded */
         close(fd);
         return nd__fail_os(S_ISDIR(st.st_mode) ? EISDIR : EACCES,
-                           "nd_lock: '%s' in '%s' is not a regular file", name,
+                           "'%s' in '%s' is not a regular file", name,
                            nd__os_dir_path(dir));
     }
 #ifdef F_OFD_SETLK
@@ -177,10 +177,10 @@ int32_t nd__os_lock(nd_os_dir *dir, const char *name, nd_os_file *out)
         int e = errno;
         close(fd);
         if (e == EACCES || e == EAGAIN) { /* POSIX allows either for "held" */
-            nd__fail_os(e, "nd_lock: '%s' in '%s' is held", name, nd__os_dir_path(dir));
+            nd__fail_os(e, "'%s' in '%s' is held", name, nd__os_dir_path(dir));
             return ND_E_LOCKED;
         }
-        return nd__fail_os(e, "nd_lock: fcntl '%s' in '%s'", name, nd__os_dir_path(dir));
+        return nd__fail_os(e, "fcntl '%s' in '%s'", name, nd__os_dir_path(dir));
     }
     *out = (nd_os_file)fd;
     return ND_OK;

@@ -160,7 +160,7 @@ int32_t nd__ring_threads_init(nd_ring *r)
 {
     pool *p = calloc(1, sizeof(*p));
     if (p == NULL)
-        return nd__fail(ND_E_NO_MEMORY, "nd_ring_open: out of memory");
+        return nd__fail(ND_E_NO_MEMORY, "ring: out of memory");
     p->pending.items = calloc(r->depth, sizeof(uint32_t));
     p->finished.items = calloc(r->depth, sizeof(uint32_t));
     p->pending.cap = p->finished.cap = r->depth;
@@ -177,12 +177,12 @@ int32_t nd__ring_threads_init(nd_ring *r)
     r->vt = &threads_ops;
     r->backend = ND_RING_THREADS;
     if (p->pending.items == NULL || p->finished.items == NULL)
-        return nd__fail(ND_E_NO_MEMORY, "nd_ring_open: out of memory");
+        return nd__fail(ND_E_NO_MEMORY, "ring: out of memory");
     uint32_t workers = r->depth < MAX_WORKERS ? r->depth : MAX_WORKERS;
     for (uint32_t i = 0; i < workers; i++) {
         int e = ND_FAULT(ND_FAULT_THREAD) ? errno : pthread_create(&p->threads[i], NULL, worker, r);
         if (e != 0)
-            return nd__fail_os(e, "nd_ring_open: pthread_create");
+            return nd__fail_os(e, "ring: pthread_create");
         p->started++;
     }
     return ND_OK;

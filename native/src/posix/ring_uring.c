@@ -195,10 +195,10 @@ static int settle(nd_ring *r, uring_state *u, uint32_t index, int res)
     if (res == -EINTR || res == -EAGAIN) {
         res = 0; /* retry the same range */
     } else if (res < 0) {
-        op->result = nd__fail_os(-res, "nd_ring_reap: read at %lld", (long long)op->off);
+        op->result = nd__fail_os(-res, "ring read at %lld", (long long)op->off);
         return 1;
     } else if (res == 0) {
-        op->result = nd__fail(ND_E_IO, "nd_ring_reap: the file ended at %lld; it shrank after open",
+        op->result = nd__fail(ND_E_IO, "ring read: the file ended at %lld; it shrank after open",
                               (long long)op->off);
         return 1;
     }
@@ -265,7 +265,7 @@ static int32_t uring_reap(nd_ring *r, uint64_t *tags, int64_t *results, int32_t 
             rc = io_uring_wait_cqe_timeout(&u->ring, &cqe, &ts);
         }
         if (rc < 0 && rc != -EINTR && rc != -ETIME) {
-            n = nd__fail_os(-rc, "nd_ring_reap: io_uring_wait_cqe");
+            n = nd__fail_os(-rc, "ring: io_uring_wait_cqe");
             break;
         }
         n = harvest(r, u, tags, results, max);
@@ -324,7 +324,7 @@ int32_t nd__ring_native_init(nd_ring *r)
         return ND_E_NOT_SUPPORTED;
     uring_state *u = calloc(1, sizeof(*u));
     if (u == NULL)
-        return nd__fail(ND_E_NO_MEMORY, "nd_ring_open: out of memory");
+        return nd__fail(ND_E_NO_MEMORY, "ring: out of memory");
     struct io_uring_params p = {0};
     /* room for every op, its resubmission and a wake NOP */
     int rc = io_uring_queue_init_params(r->depth * 2 + 2, &u->ring, &p);
@@ -347,7 +347,7 @@ int32_t nd__ring_native_init(nd_ring *r)
         free(u->hand.items);
         io_uring_queue_exit(&u->ring);
         free(u);
-        return nd__fail(ND_E_NO_MEMORY, "nd_ring_open: out of memory");
+        return nd__fail(ND_E_NO_MEMORY, "ring: out of memory");
     }
     pthread_mutex_init(&u->hand_mu, NULL);
     pthread_cond_init(&u->hand_cv, NULL);
@@ -356,7 +356,7 @@ int32_t nd__ring_native_init(nd_ring *r)
     r->backend = ND_RING_IO_URING;
     int e = pthread_create(&u->submitter, NULL, submitter, r);
     if (e != 0)
-        return nd__fail_os(e, "nd_ring_open: pthread_create");
+        return nd__fail_os(e, "ring: pthread_create");
     u->started = 1;
     return ND_OK;
 }

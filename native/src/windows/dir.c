@@ -184,7 +184,7 @@ int32_t nd__os_dir_open(const char *path, int create, nd_os_dir **out)
     if (d == NULL || copy == NULL) {
         free(d);
         free(copy);
-        return nd__fail(ND_E_NO_MEMORY, "nd_open_dir: out of memory");
+        return nd__fail(ND_E_NO_MEMORY, "open '%s': out of memory", path);
     }
     memcpy(copy, path, plen + 1);
     d->path = copy;
@@ -193,7 +193,7 @@ int32_t nd__os_dir_open(const char *path, int create, nd_os_dir **out)
     d->wpath = full_path(path, &e);
     if (d->wpath == NULL) {
         nd__os_dir_free(d);
-        return nd__fail_os((int)e, "nd_open_dir: GetFullPathNameW '%s'", path);
+        return nd__fail_os((int)e, "GetFullPathNameW '%s'", path);
     }
     d->wlen = wcslen(d->wpath);
     size_t root = root_end(d->wpath, d->wlen);
@@ -201,7 +201,7 @@ int32_t nd__os_dir_open(const char *path, int create, nd_os_dir **out)
         d->wpath[--d->wlen] = L'\0';
     if (create && (e = make_dirs(d->wpath, d->wlen)) != 0) {
         nd__os_dir_free(d);
-        return nd__fail_os((int)e, "nd_open_dir: CreateDirectoryW '%s'", path);
+        return nd__fail_os((int)e, "CreateDirectoryW '%s'", path);
     }
     /* no FILE_SHARE_DELETE: nobody deletes or renames the directory while we hold it */
     d->h = CreateFileW(d->wpath, FILE_LIST_DIRECTORY | FILE_READ_ATTRIBUTES | SYNCHRONIZE,
@@ -210,17 +210,17 @@ int32_t nd__os_dir_open(const char *path, int create, nd_os_dir **out)
     if (d->h == INVALID_HANDLE_VALUE) {
         e = GetLastError();
         nd__os_dir_free(d);
-        return nd__fail_os((int)e, "nd_open_dir: CreateFileW '%s'", path);
+        return nd__fail_os((int)e, "CreateFileW '%s'", path);
     }
     BY_HANDLE_FILE_INFORMATION info;
     if (!GetFileInformationByHandle(d->h, &info)) {
         e = GetLastError();
         nd__os_dir_free(d);
-        return nd__fail_os((int)e, "nd_open_dir: GetFileInformationByHandle '%s'", path);
+        return nd__fail_os((int)e, "GetFileInformationByHandle '%s'", path);
     }
     if (!(info.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY)) {
         nd__os_dir_free(d);
-        return nd__fail_os(ERROR_DIRECTORY, "nd_open_dir: '%s' is not a directory", path);
+        return nd__fail_os(ERROR_DIRECTORY, "'%s' is not a directory", path);
     }
     *out = d;
     return ND_OK;
@@ -261,7 +261,7 @@ int32_t nd__os_dir_list(nd_os_dir *dir, nd_os_list_fn fn, void *ctx)
     sweep_trash(dir);
     wchar_t *pattern = malloc((dir->wlen + 3) * sizeof(wchar_t));
     if (pattern == NULL)
-        return nd__fail(ND_E_NO_MEMORY, "nd_list: out of memory");
+        return nd__fail(ND_E_NO_MEMORY, "list '%s': out of memory", dir->path);
     memcpy(pattern, dir->wpath, dir->wlen * sizeof(wchar_t));
     size_t at = dir->wlen;
     if (at == 0 || pattern[at - 1] != L'\\')
@@ -276,7 +276,7 @@ int32_t nd__os_dir_list(nd_os_dir *dir, nd_os_list_fn fn, void *ctx)
         DWORD e = GetLastError();
         if (e == ERROR_FILE_NOT_FOUND || e == ERROR_NO_MORE_FILES)
             return ND_OK; /* nothing matched: an empty root directory */
-        return nd__fail_os((int)e, "nd_list: FindFirstFileExW '%s'", dir->path);
+        return nd__fail_os((int)e, "FindFirstFileExW '%s'", dir->path);
     }
     int32_t rc = ND_OK;
     do {
@@ -289,7 +289,7 @@ int32_t nd__os_dir_list(nd_os_dir *dir, nd_os_list_fn fn, void *ctx)
         if (name == NULL) {
             if (e == ERROR_NO_UNICODE_TRANSLATION)
                 continue; /* an unpaired surrogate: no UTF-8 name reaches it */
-            rc = nd__fail_os((int)e, "nd_list: converting a name in '%s'", dir->path);
+            rc = nd__fail_os((int)e, "converting a name in '%s'", dir->path);
             break;
         }
         rc = fn(ctx, name, strlen(name));
@@ -300,7 +300,7 @@ int32_t nd__os_dir_list(nd_os_dir *dir, nd_os_list_fn fn, void *ctx)
     if (rc == ND_OK) {
         DWORD e = GetLastError();
         if (e != ERROR_NO_MORE_FILES)
-            rc = nd__fail_os((int)e, "nd_list: FindNextFileW '%s'", dir->path);
+            rc = nd__fail_os((int)e, "FindNextFileW '%s'", dir->path);
     }
     FindClose(fh);
     return rc;
@@ -481,7 +481,7 @@ int32_t nd__os_unlink(nd_os_dir *dir, const char *name)
     HANDLE h = p == NULL ? INVALID_HANDLE_VALUE : open_for_change(p, DELETE, &e);
     if (h == INVALID_HANDLE_VALUE) {
         free(p);
-        return nd__fail_os((int)e, "nd_delete_file: open '%s' in '%s'", name, dir->path);
+        return nd__fail_os((int)e, "open '%s' in '%s'", name, dir->path);
     }
     /* POSIX semantics: the name goes now even while readers have the file
      * open, and can be created again at once, as Lucene expects */
@@ -496,7 +496,7 @@ int32_t nd__os_unlink(nd_os_dir *dir, const char *name)
     CloseHandle(h);
     free(p);
     if (!ok)
-        return nd__fail_os((int)e, "nd_delete_file: delete '%s' in '%s'", name, dir->path);
+        return nd__fail_os((int)e, "delete '%s' in '%s'", name, dir->path);
     return ND_OK;
 }
 
@@ -530,26 +530,26 @@ int32_t nd__os_rename(nd_os_dir *dir, const char *from, const char *to)
 {
     if (ND_FAULT(ND_FAULT_RENAME))
         return nd__fail_os((int)nd__win_error_from_errno(errno),
-                           "nd_rename: rename '%s' to '%s' in '%s'", from, to, dir->path);
+                           "rename '%s' to '%s' in '%s'", from, to, dir->path);
     DWORD e = 0;
     wchar_t *src = nd__win_child_path(dir, from, &e);
     wchar_t *dst = src == NULL ? NULL : nd__win_child_path(dir, to, &e);
     if (dst == NULL) {
         free(src);
-        return nd__fail_os((int)e, "nd_rename: '%s' to '%s' in '%s'", from, to, dir->path);
+        return nd__fail_os((int)e, "rename '%s' to '%s' in '%s'", from, to, dir->path);
     }
     int32_t rc = ND_OK;
     /* First the POSIX way: one atomic step that replaces a target readers
      * hold open (they keep the old file), which the classic rename refuses */
     HANDLE h = open_for_change(src, DELETE, &e);
     if (h == INVALID_HANDLE_VALUE) {
-        rc = nd__fail_os((int)e, "nd_rename: open '%s' in '%s'", from, dir->path);
+        rc = nd__fail_os((int)e, "open '%s' in '%s'", from, dir->path);
     } else {
         int ok = rename_handle(h, dst, 1, 1, &e);
         CloseHandle(h);
         /* ERROR_ACCESS_DENIED: a mapped target, which only the two steps replace */
         if (!ok && !posix_unsupported(e) && e != ERROR_ACCESS_DENIED)
-            rc = nd__fail_os((int)e, "nd_rename: rename '%s' to '%s' in '%s'", from, to,
+            rc = nd__fail_os((int)e, "rename '%s' to '%s' in '%s'", from, to,
                              dir->path);
         else if (!ok) {
             /* The classic way, which refuses an open target: that one goes aside
@@ -571,7 +571,7 @@ int32_t nd__os_rename(nd_os_dir *dir, const char *from, const char *to)
                     break;
             }
             if (!ok)
-                rc = nd__fail_os((int)e, "nd_rename: MoveFileExW '%s' to '%s' in '%s'", from,
+                rc = nd__fail_os((int)e, "MoveFileExW '%s' to '%s' in '%s'", from,
                                  to, dir->path);
         }
     }
@@ -591,14 +591,14 @@ int32_t nd__os_dir_sync(nd_os_dir *dir)
 {
     FILE_STANDARD_INFO si;
     if (!GetFileInformationByHandleEx(dir->h, FileStandardInfo, &si, sizeof(si)))
-        return nd__fail_os((int)GetLastError(), "nd_sync_dir: '%s'", dir->path);
+        return nd__fail_os((int)GetLastError(), "sync '%s'", dir->path);
     if (si.DeletePending || !si.Directory)
-        return nd__fail_os(ERROR_FILE_NOT_FOUND, "nd_sync_dir: '%s' is being deleted",
+        return nd__fail_os(ERROR_FILE_NOT_FOUND, "sync '%s': it is being deleted",
                            dir->path);
     DWORD attrs = GetFileAttributesW(dir->wpath);
     if (attrs == INVALID_FILE_ATTRIBUTES)
-        return nd__fail_os((int)GetLastError(), "nd_sync_dir: '%s'", dir->path);
+        return nd__fail_os((int)GetLastError(), "sync '%s'", dir->path);
     if (!(attrs & FILE_ATTRIBUTE_DIRECTORY))
-        return nd__fail_os(ERROR_DIRECTORY, "nd_sync_dir: '%s' is not a directory", dir->path);
+        return nd__fail_os(ERROR_DIRECTORY, "sync '%s': not a directory", dir->path);
     return ND_OK;
 }

@@ -252,18 +252,18 @@ int32_t nd__os_lock(nd_os_dir *dir, const char *name, nd_os_file *out)
     DWORD e = 0;
     wchar_t *p = nd__win_child_path(dir, name, &e);
     if (p == NULL)
-        return nd__fail_os((int)e, "nd_lock: '%s' in '%s'", name, nd__os_dir_path(dir));
+        return nd__fail_os((int)e, "lock '%s' in '%s'", name, nd__os_dir_path(dir));
     HANDLE h = CreateFileW(p, GENERIC_READ | GENERIC_WRITE, ND_WIN_SHARE_ALL, NULL, OPEN_ALWAYS,
                            FILE_ATTRIBUTE_NORMAL | FILE_FLAG_OPEN_REPARSE_POINT, NULL);
     e = h == INVALID_HANDLE_VALUE ? GetLastError() : 0;
     free(p);
     if (h == INVALID_HANDLE_VALUE)
-        return nd__fail_os((int)e, "nd_lock: CreateFileW '%s' in '%s'", name,
+        return nd__fail_os((int)e, "CreateFileW '%s' in '%s'", name,
                            nd__os_dir_path(dir));
     int is_link;
     if ((e = check_regular(h, &is_link)) != 0) {
         CloseHandle(h);
-        return nd__fail_os((int)e, "nd_lock: '%s' in '%s' is not a regular file", name,
+        return nd__fail_os((int)e, "'%s' in '%s' is not a regular file", name,
                            nd__os_dir_path(dir));
     }
     /* byte-range locks belong to the handle, so a second handle in this
@@ -273,11 +273,11 @@ int32_t nd__os_lock(nd_os_dir *dir, const char *name, nd_os_file *out)
         e = GetLastError();
         CloseHandle(h);
         if (e == ERROR_LOCK_VIOLATION || e == ERROR_IO_PENDING) {
-            nd__fail_os(ERROR_LOCK_VIOLATION, "nd_lock: '%s' in '%s' is held", name,
+            nd__fail_os(ERROR_LOCK_VIOLATION, "'%s' in '%s' is held", name,
                         nd__os_dir_path(dir));
             return ND_E_LOCKED;
         }
-        return nd__fail_os((int)e, "nd_lock: LockFileEx '%s' in '%s'", name,
+        return nd__fail_os((int)e, "LockFileEx '%s' in '%s'", name,
                            nd__os_dir_path(dir));
     }
     *out = (nd_os_file)(intptr_t)h | ND_WIN_TAG_LOCK;

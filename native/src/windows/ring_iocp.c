@@ -89,7 +89,7 @@ static int32_t iocp_reap(nd_ring *r, uint64_t *tags, int64_t *results, int32_t m
             DWORD e = GetLastError();
             if (e == WAIT_TIMEOUT)
                 break;
-            return n > 0 ? n : nd__fail_os((int)e, "nd_ring_reap: GetQueuedCompletionStatusEx");
+            return n > 0 ? n : nd__fail_os((int)e, "ring: GetQueuedCompletionStatusEx");
         }
         int woken = 0;
         for (ULONG i = 0; i < got; i++) {
@@ -157,20 +157,20 @@ int32_t nd__ring_threads_init(nd_ring *r)
 {
     pool *p = calloc(1, sizeof(*p));
     if (p == NULL)
-        return nd__fail(ND_E_NO_MEMORY, "nd_ring_open: out of memory");
+        return nd__fail(ND_E_NO_MEMORY, "ring: out of memory");
     r->impl = p;
     r->vt = &iocp_ops;
     r->backend = ND_RING_THREADS;
     p->work = CreateIoCompletionPort(INVALID_HANDLE_VALUE, NULL, 0, WORKERS);
     p->done = CreateIoCompletionPort(INVALID_HANDLE_VALUE, NULL, 0, 0);
     if (p->work == NULL || p->done == NULL)
-        return nd__fail_os((int)GetLastError(), "nd_ring_open: CreateIoCompletionPort");
+        return nd__fail_os((int)GetLastError(), "ring: CreateIoCompletionPort");
     for (int i = 0; i < WORKERS; i++) {
         if (ND_FAULT(ND_FAULT_THREAD))
-            return nd__fail_os((int)nd__win_error_from_errno(errno), "nd_ring_open: CreateThread");
+            return nd__fail_os((int)nd__win_error_from_errno(errno), "ring: CreateThread");
         p->threads[i] = CreateThread(NULL, 0, worker, r, 0, NULL);
         if (p->threads[i] == NULL)
-            return nd__fail_os((int)GetLastError(), "nd_ring_open: CreateThread");
+            return nd__fail_os((int)GetLastError(), "ring: CreateThread");
         p->started++;
     }
     return ND_OK;

@@ -64,7 +64,7 @@ static inline OVERLAPPED nd__win_at_offset(int64_t off)
 }
 
 /* On an unbuffered handle, ND_OK only for whole aligned sectors from aligned
- * memory; otherwise records why (naming `call`) and returns the status. */
+ * memory; otherwise records why (naming the OS call `call`) and returns the status. */
 int32_t nd__win_check_direct(nd_os_file f, const char *call, const char *what, const void *buf,
                              size_t len, int64_t off);
 
