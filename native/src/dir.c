@@ -21,10 +21,10 @@ static void dir_destroy(nd_object *obj)
 
 static const nd_object_ops dir_ops = {dir_close, dir_destroy};
 
-int32_t nd__dir_get(nd_handle h, const char *call, nd_dir **out)
+int32_t nd__dir_get(nd_handle h, nd_dir **out)
 {
     nd_object *obj;
-    int32_t rc = nd__handle_get(h, ND_KIND_DIR, call, &obj);
+    int32_t rc = nd__handle_get(h, ND_KIND_DIR, &obj);
     if (rc == ND_OK)
         *out = (nd_dir *)obj;
     return rc;
@@ -94,7 +94,7 @@ static int64_t nd_list_impl(nd_handle dir, char *buf, int64_t cap)
         return nd__fail(ND_E_INVALID_ARGUMENT, "%s",
                         cap < 0 ? "negative capacity" : "buf is NULL with a capacity");
     nd_dir *d;
-    int32_t rc = nd__dir_get(dir, NULL, &d);
+    int32_t rc = nd__dir_get(dir, &d);
     if (rc != ND_OK)
         return rc;
     name_list l = {0};
@@ -126,10 +126,10 @@ static int64_t nd_list_impl(nd_handle dir, char *buf, int64_t cap)
 /* Looks up the directory and checks the name: the common head of most calls. */
 static int32_t dir_and_name(nd_handle dir, const char *name, nd_dir **out)
 {
-    int32_t rc = nd__check_name(NULL, name);
+    int32_t rc = nd__check_name(name);
     if (rc != ND_OK)
         return rc;
-    return nd__dir_get(dir, NULL, out);
+    return nd__dir_get(dir, out);
 }
 
 static int32_t nd_file_exists_impl(nd_handle dir, const char *name)
@@ -180,7 +180,7 @@ static int32_t nd_delete_file_impl(nd_handle dir, const char *name)
 
 static int32_t nd_rename_impl(nd_handle dir, const char *from, const char *to)
 {
-    int32_t rc = nd__check_name(NULL, to);
+    int32_t rc = nd__check_name(to);
     if (rc != ND_OK)
         return rc;
     nd_dir *d;
@@ -211,7 +211,7 @@ static int32_t nd_fsync_impl(nd_handle dir, const char *name)
 static int32_t nd_sync_dir_impl(nd_handle dir)
 {
     nd_dir *d;
-    int32_t rc = nd__dir_get(dir, NULL, &d);
+    int32_t rc = nd__dir_get(dir, &d);
     if (rc != ND_OK)
         return rc;
     rc = nd__os_dir_sync(d->os);

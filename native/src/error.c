@@ -88,11 +88,6 @@ int64_t nd__in_call_failed(const char *call, int64_t status)
     if (!tl_has_error)
         return status;
     size_t clen = strlen(call);
-    /* Transitional, for input.c only: its calls still write their own name
-     * into some messages. Once it passes no names, this test goes; it never
-     * spares a message that names any other call. */
-    if (strncmp(tl_message, call, clen) == 0 && strncmp(tl_message + clen, ": ", 2) == 0)
-        return status;
     size_t mlen = strlen(tl_message);
     if (clen + 2 + mlen >= sizeof(tl_message))
         mlen = sizeof(tl_message) - clen - 3;

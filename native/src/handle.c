@@ -159,7 +159,7 @@ static const char *kind_phrase(uint32_t kind)
     }
 }
 
-ND_HOT int32_t nd__handle_get(nd_handle h, nd_kind kind, const char *call, nd_object **out)
+ND_HOT int32_t nd__handle_get(nd_handle h, nd_kind kind, nd_object **out)
 {
     uint32_t gen, hkind;
     slot *s = decode(h, &gen, &hkind);
@@ -175,13 +175,11 @@ ND_HOT int32_t nd__handle_get(nd_handle h, nd_kind kind, const char *call, nd_ob
                     return ND_OK;
                 }
                 nd__handle_put(h);
-                return nd__fail(ND_E_BAD_HANDLE, "%s%shandle %lld is %s, not %s", ND_LEAD(call),
-                                (long long)h, kind_phrase(hkind), kind_phrase((uint32_t)kind));
+                return nd__fail(ND_E_BAD_HANDLE, "handle %lld is %s, not %s", (long long)h, kind_phrase(hkind), kind_phrase((uint32_t)kind));
             }
         }
     }
-    return nd__fail(ND_E_BAD_HANDLE, "%s%shandle %lld is closed, stale or not a handle",
-                    ND_LEAD(call), (long long)h);
+    return nd__fail(ND_E_BAD_HANDLE, "handle %lld is closed, stale or not a handle", (long long)h);
 }
 
 /* Like nd__handle_get, but also finds a closed handle whose object is still

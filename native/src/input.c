@@ -140,21 +140,20 @@ static void input_destroy(nd_object *obj)
 
 static const nd_object_ops input_ops = {input_close, input_destroy};
 
-static ND_HOT int32_t input_get(nd_handle h, const char *call, nd_input **out)
+static ND_HOT int32_t input_get(nd_handle h, nd_input **out)
 {
     nd_object *obj;
-    int32_t rc = nd__handle_get(h, ND_KIND_INPUT, call, &obj);
+    int32_t rc = nd__handle_get(h, ND_KIND_INPUT, &obj);
     if (rc == ND_OK)
         *out = (nd_input *)obj;
     return rc;
 }
 
-static ND_HOT int32_t cursor_enter(nd_input *in, const char *call)
+static ND_HOT int32_t cursor_enter(nd_input *in)
 {
     if (ND_UNLIKELY(atomic_exchange_explicit(&in->busy, 1, memory_order_acquire)))
         return nd__fail(ND_E_INVALID_ARGUMENT,
-                        "%s: another thread is using this handle's cursor; clone per thread",
-                        call);
+                        "another thread is using this handle's cursor; clone per thread");
     return ND_OK;
 }
 
@@ -265,37 +264,35 @@ static ND_HOT int32_t file_read(nd_file *f, int64_t off, void *dst, size_t len)
     }
 }
 
-static ND_HOT int32_t range_check(const char *call, nd_input *in, int64_t off, int64_t len)
+static ND_HOT int32_t range_check(nd_input *in, int64_t off, int64_t len)
 {
     if (off < 0 || len < 0)
-        return nd__fail(ND_E_INVALID_ARGUMENT, "%s: negative %s on '%s'", call,
+        return nd__fail(ND_E_INVALID_ARGUMENT, "negative %s on '%s'",
                         off < 0 ? "offset" : "length", in->file->name);
     if (off > in->length || len > in->length - off)
-        return nd__fail(ND_E_EOF, "%s: %lld bytes at %lld end past the end of '%s' (%lld bytes)",
-                        call, (long long)len, (long long)off, in->file->name,
-                        (long long)in->length);
+        return nd__fail(ND_E_EOF, "%lld bytes at %lld end past the end of '%s' (%lld bytes)",
+                        (long long)len, (long long)off, in->file->name, (long long)in->length);
     return ND_OK;
 }
 
 /* range_check plus the destination: what every read of [off, off+len) needs */
-static ND_HOT int32_t read_check(const char *call, nd_input *in, int64_t off,
-                                 const void *dst, int64_t len)
+static ND_HOT int32_t read_check(nd_input *in, int64_t off, const void *dst, int64_t len)
 {
-    int32_t rc = range_check(call, in, off, len);
+    int32_t rc = range_check(in, off, len);
     if (rc == ND_OK && dst == NULL && len > 0)
-        rc = nd__fail(ND_E_INVALID_ARGUMENT, "%s: dst is NULL", call);
+        rc = nd__fail(ND_E_INVALID_ARGUMENT, "dst is NULL");
     return rc;
 }
 
 /* What every positional read starts with: the input, held, and its range
  * checked. On failure nothing is held. */
-static ND_HOT int32_t positional_get(const char *call, nd_handle h, int64_t off,
-                                     const void *dst, int64_t len, nd_input **out)
+static ND_HOT int32_t positional_get(nd_handle h, int64_t off, const void *dst, int64_t len,
+                                     nd_input **out)
 {
-    int32_t rc = input_get(h, call, out);
+    int32_t rc = input_get(h, out);
     if (ND_UNLIKELY(rc != ND_OK))
         return rc;
-    rc = read_check(call, *out, off, dst, len);
+    rc = read_check(*out, off, dst, len);
     if (rc != ND_OK)
         nd__handle_put(h);
     return rc;
@@ -304,7 +301,7 @@ static ND_HOT int32_t positional_get(const char *call, nd_handle h, int64_t off,
 static ND_HOT int64_t nd_read_bytes_impl(nd_handle input, int64_t offset, void *dst, int64_t len)
 {
     nd_input *in;
-    int32_t rc = positional_get("nd_read_bytes", input, offset, dst, len, &in);
+    int32_t rc = positional_get(input, offset, dst, len, &in);
     if (rc != ND_OK)
         return rc;
     if (len > 0)
@@ -316,7 +313,7 @@ static ND_HOT int64_t nd_read_bytes_impl(nd_handle input, int64_t offset, void *
 static ND_HOT int64_t nd_read_cached_impl(nd_handle input, int64_t offset, void *dst, int64_t len)
 {
     nd_input *in;
-    int32_t rc = positional_get("nd_read_cached", input, offset, dst, len, &in);
+    int32_t rc = positional_get(input, offset, dst, len, &in);
     if (rc != ND_OK)
         return rc;
     int64_t got = 0;
@@ -336,9 +333,8 @@ static ND_HOT int64_t nd_read_cached_impl(nd_handle input, int64_t offset, void 
 int32_t nd__input_begin_async(nd_handle h, int64_t off, void *dst, int64_t len, nd_os_file *fd,
                               int64_t *file_off, int64_t *result)
 {
-    static const char call[] = "nd_ring_submit_read";
     nd_input *in;
-    int32_t rc = positional_get(call, h, off, dst, len, &in);
+    int32_t rc = positional_get(h, off, dst, len, &in);
     if (rc != ND_OK)
         return rc;
     nd_file *f = in->file;
@@ -358,10 +354,10 @@ int32_t nd__input_begin_async(nd_handle h, int64_t off, void *dst, int64_t len, 
     return ND_OK;
 }
 
-int32_t nd__input_view(nd_handle h, const char *call, nd_input_view *out)
+int32_t nd__input_view(nd_handle h, nd_input_view *out)
 {
     nd_input *in;
-    int32_t rc = input_get(h, call, &in);
+    int32_t rc = input_get(h, &in);
     if (rc != ND_OK)
         return rc;
     nd_file *f = in->file;
@@ -375,12 +371,12 @@ int32_t nd__input_view(nd_handle h, const char *call, nd_input_view *out)
     return ND_OK;
 }
 
-int32_t nd_input_length(nd_handle input, int64_t *out_len)
+static int32_t nd_input_length_impl(nd_handle input, int64_t *out_len)
 {
     if (out_len == NULL)
-        return nd__fail(ND_E_INVALID_ARGUMENT, "nd_input_length: out_len is NULL");
+        return nd__fail(ND_E_INVALID_ARGUMENT, "out_len is NULL");
     nd_input *in;
-    int32_t rc = input_get(input, "nd_input_length", &in);
+    int32_t rc = input_get(input, &in);
     if (rc != ND_OK)
         return rc;
     *out_len = in->length;
@@ -388,10 +384,10 @@ int32_t nd_input_length(nd_handle input, int64_t *out_len)
     return ND_OK;
 }
 
-int32_t nd_input_strategy(nd_handle input)
+static int32_t nd_input_strategy_impl(nd_handle input)
 {
     nd_input *in;
-    int32_t rc = input_get(input, "nd_input_strategy", &in);
+    int32_t rc = input_get(input, &in);
     if (rc != ND_OK)
         return rc;
     rc = in->file->strategy;
@@ -416,10 +412,10 @@ static size_t buffer_cap(const nd_input *in)
     return cap;
 }
 
-int64_t nd_input_buffer_size(nd_handle input)
+static int64_t nd_input_buffer_size_impl(nd_handle input)
 {
     nd_input *in;
-    int32_t rc = input_get(input, "nd_input_buffer_size", &in);
+    int32_t rc = input_get(input, &in);
     if (rc != ND_OK)
         return rc;
     int64_t cap = (int64_t)buffer_cap(in);
@@ -474,9 +470,9 @@ static int32_t buffer_fill(nd_input *in, int64_t at, size_t *avail)
 static int64_t nd_input_window_impl(nd_handle input, int64_t pos, const uint8_t **out_ptr)
 {
     if (ND_UNLIKELY(out_ptr == NULL))
-        return nd__fail(ND_E_INVALID_ARGUMENT, "nd_input_window: out_ptr is NULL");
+        return nd__fail(ND_E_INVALID_ARGUMENT, "out_ptr is NULL");
     nd_input *in;
-    int32_t rc = input_get(input, "nd_input_window", &in);
+    int32_t rc = input_get(input, &in);
     if (ND_UNLIKELY(rc != ND_OK)) {
         /* closed by another thread under this cursor's last window: the caller
          * is done with it now, so the pin goes (the message stays get's) */
@@ -485,14 +481,14 @@ static int64_t nd_input_window_impl(nd_handle input, int64_t pos, const uint8_t 
     }
     int64_t result;
     if (ND_UNLIKELY(pos < 0 || pos >= in->length)) {
-        result = pos < 0 ? nd__fail(ND_E_INVALID_ARGUMENT, "nd_input_window: negative position")
-                         : nd__fail(ND_E_EOF, "nd_input_window: position %lld is at or past the "
+        result = pos < 0 ? nd__fail(ND_E_INVALID_ARGUMENT, "negative position")
+                         : nd__fail(ND_E_EOF, "position %lld is at or past the "
                                               "end of '%s' (%lld bytes)",
                                     (long long)pos, in->file->name, (long long)in->length);
     } else if (in->file->strategy == ND_STRATEGY_MAPPED) {
         *out_ptr = in->file->map + in->start + pos;
         result = in->length - pos;
-    } else if ((rc = cursor_enter(in, "nd_input_window")) != ND_OK) {
+    } else if ((rc = cursor_enter(in)) != ND_OK) {
         result = rc;
     } else {
         size_t avail = 0;
@@ -513,26 +509,32 @@ static int64_t nd_input_window_impl(nd_handle input, int64_t pos, const uint8_t 
     return result;
 }
 
-int32_t nd_input_unpin(nd_handle input)
+static int32_t nd_input_unpin_impl(nd_handle input)
 {
-    if (unpin(input) != ND_OK)
-        return nd__fail(ND_E_BAD_HANDLE, "nd_input_unpin: handle %lld is closed, stale or not an "
-                        "input", (long long)input);
-    return ND_OK;
+    if (unpin(input) == ND_OK)
+        return ND_OK;
+    /* neither open nor closed-but-pinned: the handle table says what it is instead (a wrong
+     * kind, stale, closed) in the words every other call uses */
+    nd_input *in;
+    if (input_get(input, &in) == ND_OK) { /* opened in between: nothing was pinned */
+        nd__handle_put(input);
+        return ND_OK;
+    }
+    return ND_E_BAD_HANDLE;
 }
 
-int32_t nd_input_seek(nd_handle input, int64_t pos)
+static int32_t nd_input_seek_impl(nd_handle input, int64_t pos)
 {
     nd_input *in;
-    int32_t rc = input_get(input, "nd_input_seek", &in);
+    int32_t rc = input_get(input, &in);
     if (rc != ND_OK)
         return rc;
     if (pos < 0)
-        rc = nd__fail(ND_E_INVALID_ARGUMENT, "nd_input_seek: negative position");
+        rc = nd__fail(ND_E_INVALID_ARGUMENT, "negative position");
     else if (pos > in->length)
-        rc = nd__fail(ND_E_EOF, "nd_input_seek: position %lld is past the end of '%s' (%lld)",
+        rc = nd__fail(ND_E_EOF, "position %lld is past the end of '%s' (%lld)",
                       (long long)pos, in->file->name, (long long)in->length);
-    else if ((rc = cursor_enter(in, "nd_input_seek")) == ND_OK) {
+    else if ((rc = cursor_enter(in)) == ND_OK) {
         in->pos = pos;
         cursor_leave(in);
     }
@@ -540,13 +542,13 @@ int32_t nd_input_seek(nd_handle input, int64_t pos)
     return rc;
 }
 
-int64_t nd_input_position(nd_handle input)
+static int64_t nd_input_position_impl(nd_handle input)
 {
     nd_input *in;
-    int32_t rc = input_get(input, "nd_input_position", &in);
+    int32_t rc = input_get(input, &in);
     if (rc != ND_OK)
         return rc;
-    int64_t pos = rc = cursor_enter(in, "nd_input_position");
+    int64_t pos = rc = cursor_enter(in);
     if (rc == ND_OK) {
         pos = in->pos;
         cursor_leave(in);
@@ -558,12 +560,12 @@ int64_t nd_input_position(nd_handle input)
 static int32_t nd_read_byte_buffered_impl(nd_handle input)
 {
     nd_input *in;
-    int32_t rc = input_get(input, "nd_read_byte_buffered", &in);
+    int32_t rc = input_get(input, &in);
     if (ND_UNLIKELY(rc != ND_OK))
         return rc;
-    if ((rc = cursor_enter(in, "nd_read_byte_buffered")) == ND_OK) {
+    if ((rc = cursor_enter(in)) == ND_OK) {
         if (in->pos >= in->length) {
-            rc = nd__fail(ND_E_EOF, "nd_read_byte_buffered: at the end of '%s' (%lld bytes)",
+            rc = nd__fail(ND_E_EOF, "at the end of '%s' (%lld bytes)",
                           in->file->name, (long long)in->length);
         } else if (in->file->strategy == ND_STRATEGY_MAPPED) {
             rc = in->file->map[in->start + in->pos++];
@@ -585,14 +587,14 @@ static int32_t nd_read_byte_buffered_impl(nd_handle input)
 static ND_HOT int64_t nd_read_buffered_impl(nd_handle input, void *dst, int64_t len)
 {
     nd_input *in;
-    int32_t rc = input_get(input, "nd_read_buffered", &in);
+    int32_t rc = input_get(input, &in);
     if (rc != ND_OK)
         return rc;
-    if ((rc = cursor_enter(in, "nd_read_buffered")) != ND_OK) {
+    if ((rc = cursor_enter(in)) != ND_OK) {
         nd__handle_put(input);
         return rc;
     }
-    rc = read_check("nd_read_buffered", in, in->pos, dst, len);
+    rc = read_check(in, in->pos, dst, len);
     if (rc == ND_OK && len > 0) {
         nd_file *f = in->file;
         /* A read this big goes straight into the caller's memory: through the
@@ -673,7 +675,7 @@ static int32_t file_open(nd_dir *d, const char *name, uint32_t flags, nd_file **
     size_t nlen = strlen(name);
     nd_file *f = calloc(1, sizeof(*f) + nlen + 1);
     if (f == NULL)
-        return nd__fail(ND_E_NO_MEMORY, "nd_open_input: out of memory");
+        return nd__fail(ND_E_NO_MEMORY, "out of memory");
     memcpy(f->name, name, nlen + 1);
     f->fd = ND_OS_FILE_INVALID;
     atomic_init(&f->refs, 1);
@@ -688,7 +690,7 @@ static int32_t file_open(nd_dir *d, const char *name, uint32_t flags, nd_file **
             rc = ND_E_NOT_SUPPORTED; /* fall back below */
         else if (rc == ND_E_INVALID_ARGUMENT)
             rc = nd__fail(ND_E_NOT_SUPPORTED,
-                          "nd_open_input: '%s' in '%s': the file system refuses direct I/O",
+                          "'%s' in '%s': the file system refuses direct I/O",
                           name, nd__os_dir_path(d->os));
         if (rc != ND_OK && rc != ND_E_NOT_SUPPORTED)
             goto fail;
@@ -712,7 +714,7 @@ static int32_t file_open(nd_dir *d, const char *name, uint32_t flags, nd_file **
         f->bounce_cap = direct_size(BOUNCE_DIRECT, f->align);
         f->bounce = nd__os_aligned_alloc(f->align, f->bounce_cap);
         if (f->bounce_mu == NULL || f->bounce == NULL) {
-            rc = nd__fail(ND_E_NO_MEMORY, "nd_open_input: out of memory");
+            rc = nd__fail(ND_E_NO_MEMORY, "out of memory");
             goto fail;
         }
     } else if (f->strategy == ND_STRATEGY_MAPPED) {
@@ -748,19 +750,19 @@ fail:
 static int32_t nd_open_input_impl(nd_handle dir, const char *name, uint32_t flags, nd_handle *out_input)
 {
     if (out_input == NULL)
-        return nd__fail(ND_E_INVALID_ARGUMENT, "nd_open_input: out_input is NULL");
+        return nd__fail(ND_E_INVALID_ARGUMENT, "out_input is NULL");
     *out_input = 0;
     if (flags & ~INPUT_FLAGS)
-        return nd__fail(ND_E_INVALID_ARGUMENT, "nd_open_input: flags 0x%x are not input flags",
+        return nd__fail(ND_E_INVALID_ARGUMENT, "flags 0x%x are not input flags",
                         flags & ~INPUT_FLAGS);
     if ((flags & ND_IO_REQUIRE_DIRECT) && (flags & ND_IO_MMAP))
         return nd__fail(ND_E_INVALID_ARGUMENT,
-                        "nd_open_input: ND_IO_REQUIRE_DIRECT and ND_IO_MMAP exclude each other");
-    int32_t rc = nd__check_name("nd_open_input", name);
+                        "ND_IO_REQUIRE_DIRECT and ND_IO_MMAP exclude each other");
+    int32_t rc = nd__check_name(name);
     if (rc != ND_OK)
         return rc;
     nd_dir *d;
-    if ((rc = nd__dir_get(dir, "nd_open_input", &d)) != ND_OK)
+    if ((rc = nd__dir_get(dir, &d)) != ND_OK)
         return rc;
     if ((flags & ND_IO_REQUIRE_DIRECT) && !(flags & ND_IO_MERGE))
         flags |= ND_IO_MERGE;
@@ -774,13 +776,13 @@ static int32_t nd_open_input_impl(nd_handle dir, const char *name, uint32_t flag
     return rc;
 }
 
-int32_t nd_input_clone(nd_handle input, nd_handle *out_clone)
+static int32_t nd_input_clone_impl(nd_handle input, nd_handle *out_clone)
 {
     if (out_clone == NULL)
-        return nd__fail(ND_E_INVALID_ARGUMENT, "nd_input_clone: out_clone is NULL");
+        return nd__fail(ND_E_INVALID_ARGUMENT, "out_clone is NULL");
     *out_clone = 0;
     nd_input *in;
-    int32_t rc = input_get(input, "nd_input_clone", &in);
+    int32_t rc = input_get(input, &in);
     if (rc != ND_OK)
         return rc;
     rc = input_new(in->file, in->start, in->length, in->flags, out_clone);
@@ -788,16 +790,16 @@ int32_t nd_input_clone(nd_handle input, nd_handle *out_clone)
     return rc;
 }
 
-int32_t nd_input_slice(nd_handle input, int64_t offset, int64_t len, nd_handle *out_slice)
+static int32_t nd_input_slice_impl(nd_handle input, int64_t offset, int64_t len, nd_handle *out_slice)
 {
     if (out_slice == NULL)
-        return nd__fail(ND_E_INVALID_ARGUMENT, "nd_input_slice: out_slice is NULL");
+        return nd__fail(ND_E_INVALID_ARGUMENT, "out_slice is NULL");
     *out_slice = 0;
     nd_input *in;
-    int32_t rc = input_get(input, "nd_input_slice", &in);
+    int32_t rc = input_get(input, &in);
     if (rc != ND_OK)
         return rc;
-    rc = range_check("nd_input_slice", in, offset, len);
+    rc = range_check(in, offset, len);
     if (rc == ND_OK)
         rc = input_new(in->file, in->start + offset, len, in->flags, out_slice);
     nd__handle_put(input);
@@ -832,4 +834,44 @@ int32_t nd_read_byte_buffered(nd_handle input)
 ND_HOT int64_t nd_read_buffered(nd_handle input, void *dst, int64_t len)
 {
     return (int64_t)nd__in_call("nd_read_buffered", nd_read_buffered_impl(input, dst, len));
+}
+
+int32_t nd_input_length(nd_handle input, int64_t *out_len)
+{
+    return (int32_t)nd__in_call("nd_input_length", nd_input_length_impl(input, out_len));
+}
+
+int32_t nd_input_strategy(nd_handle input)
+{
+    return (int32_t)nd__in_call("nd_input_strategy", nd_input_strategy_impl(input));
+}
+
+int64_t nd_input_buffer_size(nd_handle input)
+{
+    return (int64_t)nd__in_call("nd_input_buffer_size", nd_input_buffer_size_impl(input));
+}
+
+int32_t nd_input_unpin(nd_handle input)
+{
+    return (int32_t)nd__in_call("nd_input_unpin", nd_input_unpin_impl(input));
+}
+
+int32_t nd_input_seek(nd_handle input, int64_t pos)
+{
+    return (int32_t)nd__in_call("nd_input_seek", nd_input_seek_impl(input, pos));
+}
+
+int64_t nd_input_position(nd_handle input)
+{
+    return (int64_t)nd__in_call("nd_input_position", nd_input_position_impl(input));
+}
+
+int32_t nd_input_clone(nd_handle input, nd_handle *out_clone)
+{
+    return (int32_t)nd__in_call("nd_input_clone", nd_input_clone_impl(input, out_clone));
+}
+
+int32_t nd_input_slice(nd_handle input, int64_t offset, int64_t len, nd_handle *out_slice)
+{
+    return (int32_t)nd__in_call("nd_input_slice", nd_input_slice_impl(input, offset, len, out_slice));
 }

@@ -61,11 +61,6 @@ static inline int64_t nd__in_call(const char *call, int64_t status)
 {
     return ND_LIKELY(status >= 0) ? status : nd__in_call_failed(call, status);
 }
-/* Transitional, for input.c until it is converted: the helpers below that
- * take a `call` put "call: " before their message when it is not NULL (input.c
- * calls without a wrapper rely on that); every other caller passes NULL. Use
- * as printf arguments for a "%s%s" lead-in. */
-#define ND_LEAD(call) ((call) != NULL ? (call) : ""), ((call) != NULL ? ": " : "")
 /* Re-records this thread's last failure with a new lead-in ("lead-in: old
  * message"), keeping its OS error; returns `status`. */
 int32_t nd__fail_again(int32_t status, const char *fmt, ...) ND_PRINTF(2, 3);
@@ -77,9 +72,8 @@ void nd__os_error_text(int os_error, char *buf, size_t cap);
 /* ---- names (name.c) ------------------------------------------------------- */
 
 /* ND_OK if `name` is one valid path component, else ND_E_INVALID_NAME (or
- * ND_E_INVALID_ARGUMENT for NULL) with the reason recorded; `call` is
- * NULL except from input.c (see ND_LEAD). */
-int32_t nd__check_name(const char *call, const char *name);
+ * ND_E_INVALID_ARGUMENT for NULL) with the reason recorded. */
+int32_t nd__check_name(const char *name);
 /* Same test without recording anything (for listings). */
 int nd__name_ok(const char *name, size_t len);
 
@@ -117,9 +111,8 @@ int32_t nd__handle_reserve(uint32_t *out_index);
 nd_handle nd__handle_publish(uint32_t index, nd_kind kind, nd_object *obj);
 void nd__handle_unreserve(uint32_t index);
 /* Takes a reference on the live object behind `h` if it is of `kind`;
- * ND_E_BAD_HANDLE (recorded) otherwise. `call` is NULL except from input.c
- * (see ND_LEAD). */
-int32_t nd__handle_get(nd_handle h, nd_kind kind, const char *call, nd_object **out);
+ * ND_E_BAD_HANDLE (recorded) otherwise. */
+int32_t nd__handle_get(nd_handle h, nd_kind kind, nd_object **out);
 /* nd__handle_get that also finds a handle already closed while its object
  * still lives (held by a window pin); records nothing on a miss. */
 int32_t nd__handle_get_closed(nd_handle h, nd_kind kind, nd_object **out);
@@ -138,8 +131,8 @@ typedef struct {
     nd_os_file file;
 } nd_lock_obj;
 
-/* dir.c; `call` as for nd__handle_get */
-int32_t nd__dir_get(nd_handle h, const char *call, nd_dir **out);
+/* dir.c: nd__handle_get for a directory */
+int32_t nd__dir_get(nd_handle h, nd_dir **out);
 
 /* input.c, for rings: checks [off, off+len) of input `h` for
  * nd_ring_submit_read and takes a reference on it (the caller drops it with nd__handle_put(h) when
@@ -160,6 +153,6 @@ typedef struct {
     const char *name;       /* for messages */
     _Atomic uint32_t *hits;
 } nd_input_view;
-int32_t nd__input_view(nd_handle h, const char *call, nd_input_view *out);
+int32_t nd__input_view(nd_handle h, nd_input_view *out);
 
 #endif /* ND_INTERNAL_H */

@@ -101,14 +101,14 @@ int nd__name_ok(const char *name, size_t len)
     return why_not(name, len) == NULL;
 }
 
-int32_t nd__check_name(const char *call, const char *name)
+int32_t nd__check_name(const char *name)
 {
     if (name == NULL)
-        return nd__fail(ND_E_INVALID_ARGUMENT, "%s%sname is NULL", ND_LEAD(call));
+        return nd__fail(ND_E_INVALID_ARGUMENT, "name is NULL");
     size_t len = strnlen(name, ND_NAME_MAX + 1);
     const char *why = why_not(name, len);
     if (why != NULL)
-        return nd__fail(ND_E_INVALID_NAME, "%s%sinvalid name '%.64s%s': %s", ND_LEAD(call), name,
+        return nd__fail(ND_E_INVALID_NAME, "invalid name '%.64s%s': %s", name,
                         len > 64 ? "..." : "", why);
     return ND_OK;
 }

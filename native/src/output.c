@@ -161,7 +161,7 @@ static int32_t enter(nd_handle h, nd_output **out)
 {
     nd_object *obj;
     *out = NULL; /* never read on failure; says so to the compiler's flow analysis */
-    int32_t rc = nd__handle_get(h, ND_KIND_OUTPUT, NULL, &obj);
+    int32_t rc = nd__handle_get(h, ND_KIND_OUTPUT, &obj);
     if (ND_UNLIKELY(rc != ND_OK))
         return rc;
     nd_output *o = (nd_output *)obj;
@@ -363,11 +363,11 @@ static int32_t nd_create_output_impl(nd_handle dir, const char *name, uint32_t f
     if (flags & ~OUTPUT_FLAGS)
         return nd__fail(ND_E_INVALID_ARGUMENT, "flags 0x%x are not output flags",
                         flags & ~OUTPUT_FLAGS);
-    int32_t rc = nd__check_name(NULL, name);
+    int32_t rc = nd__check_name(name);
     if (rc != ND_OK)
         return rc;
     nd_dir *d;
-    if ((rc = nd__dir_get(dir, NULL, &d)) != ND_OK)
+    if ((rc = nd__dir_get(dir, &d)) != ND_OK)
         return rc;
     /* Every step that can fail comes before the file takes `name`: with
      * OVERWRITE the new file is made aside and renamed over the old one last,

@@ -25,17 +25,16 @@ static int should_look(uint32_t run)
 
 static int32_t prefetch_impl(nd_handle input, int64_t offset, int64_t len)
 {
-    static const char call[] = "nd_input_prefetch";
     nd_input_view v;
-    int32_t rc = nd__input_view(input, call, &v);
+    int32_t rc = nd__input_view(input, &v);
     if (ND_UNLIKELY(rc != ND_OK))
         return rc;
     if (offset < 0 || len < 0) {
-        rc = nd__fail(ND_E_INVALID_ARGUMENT, "%s: negative %s on '%s'", call,
+        rc = nd__fail(ND_E_INVALID_ARGUMENT, "negative %s on '%s'",
                       offset < 0 ? "offset" : "length", v.name);
     } else if (offset > v.length || len > v.length - offset) {
-        rc = nd__fail(ND_E_EOF, "%s: %lld bytes at %lld end past the end of '%s' (%lld bytes)",
-                      call, (long long)len, (long long)offset, v.name, (long long)v.length);
+        rc = nd__fail(ND_E_EOF, "%lld bytes at %lld end past the end of '%s' (%lld bytes)",
+                      (long long)len, (long long)offset, v.name, (long long)v.length);
     } else if (len > 0 && v.strategy != ND_STRATEGY_DIRECT) {
         /* racing callers may lose an increment or a reset: the count is a
          * heuristic, and plain loads and stores keep it off the bus lock */
@@ -64,7 +63,6 @@ static int32_t prefetch_impl(nd_handle input, int64_t offset, int64_t len)
 
 static int32_t advise_impl(nd_handle input, uint32_t flags)
 {
-    static const char call[] = "nd_input_advise";
     nd_advice advice;
     switch (flags) {
     case 0: advice = ND_ADVICE_NORMAL; break;
@@ -72,11 +70,11 @@ static int32_t advise_impl(nd_handle input, uint32_t flags)
     case ND_IO_SEQUENTIAL: advice = ND_ADVICE_SEQUENTIAL; break;
     default:
         return nd__fail(ND_E_INVALID_ARGUMENT,
-                        "%s: flags 0x%x are not one advice (ND_IO_RANDOM, ND_IO_SEQUENTIAL or 0)",
-                        call, flags);
+                        "flags 0x%x are not one advice (ND_IO_RANDOM, ND_IO_SEQUENTIAL or 0)",
+                        flags);
     }
     nd_input_view v;
-    int32_t rc = nd__input_view(input, call, &v);
+    int32_t rc = nd__input_view(input, &v);
     if (rc != ND_OK)
         return rc;
     if (v.length > 0 && v.strategy == ND_STRATEGY_MAPPED) {

@@ -31,7 +31,7 @@ static const nd_object_ops ring_ops = {ring_close, ring_destroy};
 static int32_t ring_get(nd_handle h, nd_ring **out)
 {
     nd_object *obj;
-    int32_t rc = nd__handle_get(h, ND_KIND_RING, NULL, &obj);
+    int32_t rc = nd__handle_get(h, ND_KIND_RING, &obj);
     if (rc == ND_OK)
         *out = (nd_ring *)obj;
     return rc;
