@@ -160,8 +160,6 @@ def core_library(root: Path) -> tuple[str, dict]:
     then), so the module exports its PyInit function and nothing else.
     """
     macros = [("ND_STATIC", None), ("ND_VERSION_STRING", f'"{project_version(root)}"')]
-    if sys.platform != "win32":
-        macros.append(("_GNU_SOURCE", None))
     if _static_liburing():
         macros.append(("ND_HAVE_LIBURING", None))
     return ("nativedir_core", {

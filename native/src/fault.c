@@ -7,6 +7,9 @@
  * numbers to hit. Everything is an atomic so that threads racing through one
  * point see each call numbered exactly once and exactly the armed calls fail.
  */
+#if !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
+#  define _POSIX_C_SOURCE 200809L /* strdup; ISO C11 alone lacks it */
+#endif
 #include "fault.h"
 
 #ifdef ND_FAULT_INJECTION

@@ -2,6 +2,9 @@
  * name.c - the one rule that keeps every call inside its directory: a name is
  * exactly one path component, checked before any OS call sees it.
  */
+#if !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
+#  define _POSIX_C_SOURCE 200809L /* strnlen; ISO C11 alone lacks it */
+#endif
 #include <string.h>
 
 #include "internal.h"

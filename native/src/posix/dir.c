@@ -6,6 +6,11 @@
  * directory's path cannot redirect them, and O_NOFOLLOW / AT_SYMLINK_NOFOLLOW
  * keep symbolic links from being followed.
  */
+/* -std=c11 without extensions declares only ISO C; this file needs
+ * O_DIRECTORY, O_NOFOLLOW, strdup, fdopendir. */
+#if !defined(_GNU_SOURCE)
+#  define _GNU_SOURCE
+#endif
 #include <dirent.h>
 #include <stdio.h> /* renameat */
 #include <errno.h>

@@ -5,6 +5,11 @@
  * an errno means something else (EAGAIN/EACCES from the lock: "held") returns
  * its own status after recording the message.
  */
+/* -std=c11 without extensions declares only ISO C; this file needs
+ * strerror_r (glibc's char * form). */
+#if !defined(_GNU_SOURCE)
+#  define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <string.h>
 

@@ -1,6 +1,11 @@
 /*
  * map.c - read-only mappings on POSIX.
  */
+/* -std=c11 without extensions declares only ISO C; this file needs
+ * MADV_* advice, MADV_POPULATE_READ. */
+#if !defined(_GNU_SOURCE)
+#  define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <sys/mman.h>
 

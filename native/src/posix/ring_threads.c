@@ -5,6 +5,11 @@
  * and when ND_RING_FORCE_THREADS asks for it. Ops move through two FIFOs of
  * slot indexes, sized to the ring's depth, so nothing is allocated per read.
  */
+/* -std=c11 without extensions declares only ISO C; this file needs
+ * clock_gettime, pthread_setname_np. */
+#if !defined(_GNU_SOURCE)
+#  define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>

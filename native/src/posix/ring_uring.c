@@ -15,6 +15,11 @@
  * from one would fail at random. The hand-off costs a wake-up per burst of
  * submissions; the cached part of a read never comes here (nd_read_cached).
  */
+/* -std=c11 without extensions declares only ISO C; this file needs
+ * sigset_t and the rest liburing.h expects. */
+#if !defined(_GNU_SOURCE)
+#  define _GNU_SOURCE
+#endif
 #include "../ring.h"
 
 #ifdef ND_HAVE_LIBURING

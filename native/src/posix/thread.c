@@ -1,6 +1,11 @@
 /*
  * thread.c - mutexes and aligned memory on POSIX.
  */
+/* -std=c11 without extensions declares only ISO C; this file needs
+ * posix_memalign, pthread_setname_np. */
+#if !defined(_GNU_SOURCE)
+#  define _GNU_SOURCE
+#endif
 #include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>

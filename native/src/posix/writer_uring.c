@@ -6,6 +6,11 @@
  * meanwhile. A two-entry io_uring per direct output is enough: merges are
  * few and large.
  */
+/* -std=c11 without extensions declares only ISO C; this file needs
+ * sigset_t and the rest liburing.h expects. */
+#if !defined(_GNU_SOURCE)
+#  define _GNU_SOURCE
+#endif
 #include "../internal.h"
 #include "posix.h"
 
