@@ -103,7 +103,11 @@ set(configure_args -S ${SOURCE} -B ${bin} -G "Unix Makefiles" -DCMAKE_TOOLCHAIN_
     -DND_BUILD_CROSS=ON -DND_BUILD_DOTNET=ON -DND_BUILD_JAVA=OFF -DND_BUILD_PYTHON=OFF
     -DND_BUILD_BENCH=OFF -DND_BUILD_SANITIZED_TESTS=OFF -DND_BUILD_TESTS=${C_SUITE})
 if(JNI_SOURCE)
-  list(APPEND configure_args -DND_CROSS_JNI_SOURCE=${JNI_SOURCE} "-DND_CROSS_JNI_INCLUDE=${JNI_INCLUDE}")
+  # one -D per folder: a list would split into two arguments on the command line
+  list(GET JNI_INCLUDE 0 jni_h_dir)
+  list(GET JNI_INCLUDE 1 jni_md_dir)
+  list(APPEND configure_args -DND_CROSS_JNI_SOURCE=${JNI_SOURCE} -DND_CROSS_JNI_H_DIR=${jni_h_dir}
+       -DND_CROSS_JNI_MD_DIR=${jni_md_dir})
 endif()
 # configure once, and again only when these settings change (the build
 # itself re-runs CMake when a CMakeLists.txt changes)

@@ -15,5 +15,9 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 # ctest runs the programs under qemu-user with the arm64 sysroot
 find_program(ND_QEMU_AARCH64 qemu-aarch64)
 if(ND_QEMU_AARCH64)
-  set(CMAKE_CROSSCOMPILING_EMULATOR ${ND_QEMU_AARCH64} -L /usr/${ND_CROSS_TRIPLET})
+  # The cross toolchain's own C library first: where Debian's arm64 libc6 is also installed
+  # (multiarch, for the .NET runs), the loader under -L would otherwise read the host's
+  # ld.so.cache and mix the two C libraries (programs hang in their first thread).
+  set(CMAKE_CROSSCOMPILING_EMULATOR ${ND_QEMU_AARCH64} -L /usr/${ND_CROSS_TRIPLET}
+      -E LD_LIBRARY_PATH=/usr/${ND_CROSS_TRIPLET}/lib)
 endif()
