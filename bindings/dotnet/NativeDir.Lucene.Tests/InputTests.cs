@@ -208,12 +208,10 @@ namespace NativeDir.Lucene.Tests
             Assert.ThrowsAny<ObjectDisposedException>(() => i.Clone());
         }
 
-        // KNOWN DEFECT (left failing for the lead, issue 17): this crashes the test host with
-        // SIGSEGV. A mapped input takes its one window at open, on the opening thread, and reads
-        // it on any thread without calling the library again; nd_close on the window's thread
-        // unmaps at once, under the reader. Unskip once each input pins its window on the thread
-        // that reads it (docs/design.md, "How reading works", Lucene.NET).
-        [Fact(Skip = "known defect: SIGSEGV when the opening thread disposes a mapped input read on another thread (docs/design.md)")]
+        // The opening thread disposes a mapped input while another thread reads it: the reader
+        // took its window (and the library's pin) on its own thread, so the mapping stays until
+        // its next call (before: the window was taken at open, and this crashed with SIGSEGV).
+        [Fact]
         public void DisposeOnTheOpeningThreadRacingReadsOfTheInputItselfNeverCrashes()
         {
             // The mapping's window is taken at open, on this thread; the reads below run on
