@@ -223,7 +223,9 @@ namespace NativeDir.Lucene.Tests
             DirectoryTests.Write(d, "f", data);
             for (int round = 0; round < 20; round++)
             {
-                IndexInput i = d.OpenInput("f", IOContext.READ);
+                // odd rounds: a compound-file style slice (its slicer disposed with it)
+                global::Lucene.Net.Store.Directory.IndexInputSlicer slicer = round % 2 == 1 ? d.CreateSlicer("f", IOContext.READ) : null;
+                IndexInput i = slicer != null ? slicer.OpenSlice("s", 0, data.Length) : d.OpenInput("f", IOContext.READ);
                 Exception failure = null;
                 var reader = new Thread(() =>
                 {
@@ -251,6 +253,7 @@ namespace NativeDir.Lucene.Tests
                 reader.Start();
                 Thread.Sleep(5);
                 i.Dispose();
+                slicer?.Dispose();
                 Assert.True(reader.Join(10_000));
                 Assert.Null(failure);
             }
