@@ -161,7 +161,7 @@
 %typemap(freearg) (void *array, int64_t array_cap)
 %{ if ($1 != NULL) (*jenv)->ReleasePrimitiveArrayCritical(jenv, $input, $1, 0); %}
 
-/* ---- nd_input_window: a ByteBuffer over the window (used for mappings only) ---- */
+/* ---- nd_input_window: a ByteBuffer over the pinned window (io.nativedir.NativeInput, Mapping) ---- */
 %typemap(in, numinputs=0) const uint8_t **out_ptr (const uint8_t *window = NULL) %{ $1 = ($1_ltype)&window; %}
 %typemap(jni) int64_t nd_input_window "jobject"
 %typemap(jtype) int64_t nd_input_window "java.nio.ByteBuffer"
@@ -173,7 +173,7 @@
        jresult = (*jenv)->NewDirectByteBuffer(jenv, (void *)window$argnum,
                                               result > INT32_MAX ? INT32_MAX : result); %}
 
-/* The thin layer keeps its own cursor and buffer (io.nativedir.NativeInput):
+/* The thin layer keeps its own cursor over nd_input_window (io.nativedir.NativeInput):
  * the raw pointer entry points are replaced by the region-checked ones below. */
 %ignore nd_read_bytes;
 %ignore nd_write_bytes;

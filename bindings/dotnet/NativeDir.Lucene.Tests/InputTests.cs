@@ -208,6 +208,57 @@ namespace NativeDir.Lucene.Tests
             Assert.ThrowsAny<ObjectDisposedException>(() => i.Clone());
         }
 
+        // The opening thread disposes a mapped input while another thread reads it: the reader
+        // took its window (and the library's pin) on its own thread, so the mapping stays until
+        // its next call (before: the window was taken at open, and this crashed with SIGSEGV).
+        [Fact]
+        public void DisposeOnTheOpeningThreadRacingReadsOfTheInputItselfNeverCrashes()
+        {
+            // The mapping's window is taken at open, on this thread; the reads below run on
+            // another one and never call the library again, so the library cannot tell that
+            // they are inside the mapping when this thread disposes the input.
+            using var t = new TestDir("owner-race");
+            using var d = new NativeFSDirectory(t.Path);
+            byte[] data = Data(1 << 20);
+            DirectoryTests.Write(d, "f", data);
+            for (int round = 0; round < 20; round++)
+            {
+                // odd rounds: a compound-file style slice (its slicer disposed with it)
+                global::Lucene.Net.Store.Directory.IndexInputSlicer slicer = round % 2 == 1 ? d.CreateSlicer("f", IOContext.READ) : null;
+                IndexInput i = slicer != null ? slicer.OpenSlice("s", 0, data.Length) : d.OpenInput("f", IOContext.READ);
+                Exception failure = null;
+                var reader = new Thread(() =>
+                {
+                    var rnd = new Random(round);
+                    var buf = new byte[1 << 16];
+                    try
+                    {
+                        while (true)
+                        {
+                            long pos = rnd.Next(0, data.Length - buf.Length);
+                            i.Seek(pos);
+                            i.ReadBytes(buf, 0, buf.Length);
+                            if (buf[0] != data[pos] || buf[^1] != data[pos + buf.Length - 1])
+                                throw new Exception("wrong bytes");
+                        }
+                    }
+                    catch (ObjectDisposedException)
+                    {
+                    }
+                    catch (Exception e)
+                    {
+                        failure = e;
+                    }
+                });
+                reader.Start();
+                Thread.Sleep(5);
+                i.Dispose();
+                slicer?.Dispose();
+                Assert.True(reader.Join(10_000));
+                Assert.Null(failure);
+            }
+        }
+
         [Fact]
         public void MappingsOfClosedInputsAreReleased()
         {

@@ -2,6 +2,7 @@ using System;
 using System.Buffers.Binary;
 using System.IO;
 using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
 using Lucene.Net.Store;
 
 namespace NativeDir.Lucene
@@ -14,6 +15,11 @@ namespace NativeDir.Lucene
     /// this input's own managed buffer (pinned, so it can be read through a pointer), refilled by
     /// one positional native read. Reads at least a buffer long go straight into the caller's
     /// array. See <see cref="SharedFile"/> for why clones own nothing native.</para>
+    /// <para>A mapped input that Lucene disposes (the opened input, a slice) takes its window
+    /// with a handle of its own, on the thread of its first read (nd_input_window pins it there):
+    /// a Dispose on another thread then leaves the mapping to that reader, whose next slow path
+    /// throws <see cref="ObjectDisposedException"/> and releases it. Clones read the file's
+    /// mapping, which stays while clones may exist.</para>
     /// </summary>
     public sealed unsafe class NativeIndexInput : IndexInput
     {
@@ -29,6 +35,7 @@ namespace NativeDir.Lucene
         private byte* _cur;
         private byte* _end;
         private long _winStart;
+        private NativeInput? _reader; // mapped owners: the handle whose pinned window they read
 
         internal NativeIndexInput(string description, SharedFile file, long offset, long length, int bufferSize, bool owner)
             : base(description)
@@ -38,7 +45,9 @@ namespace NativeDir.Lucene
             _length = length;
             _bufferSize = bufferSize;
             _owner = owner;
-            MapWindow();
+            if (!owner)
+                MapWindow();
+            // an owner's window is taken by its first read, on the thread that reads it
         }
 
         /// <summary>How the file is read (mapped, buffered, direct or drop-behind).</summary>
@@ -66,8 +75,8 @@ namespace NativeDir.Lucene
         /// <inheritdoc/>
         public override void Seek(long pos)
         {
-            if (_file.Closed)
-                throw _file.Disposed();
+            if (_file.Closed || (_owner && _disposed))
+                throw Closed();
             if ((ulong)pos > (ulong)_length)
                 throw new EndOfStreamException($"seek to {pos} past the end of {this} ({_length} bytes)");
             if (_win != null && pos >= _winStart && pos <= _winStart + (_end - _win))
@@ -122,8 +131,8 @@ namespace NativeDir.Lucene
         private void ReadBytesSlow(Span<byte> dst)
         {
             long pos = Position;
-            if (_file.Closed)
-                throw _file.Disposed();
+            if (_file.Closed || (_owner && _disposed))
+                throw Closed();
             if (dst.Length > _length - pos)
                 throw new EndOfStreamException($"read past EOF: {dst.Length} bytes at {pos} of {this} ({_length} bytes)");
             int have = (int)(_end - _cur);
@@ -150,10 +159,15 @@ namespace NativeDir.Lucene
         /// <paramref name="need"/> bytes (positional read into this input's buffer).</summary>
         private void Refill(long pos, int need)
         {
-            if (_file.Closed)
-                throw _file.Disposed();
+            if (_file.Closed || (_owner && _disposed))
+                throw Closed();
             if (pos + need > _length || pos < 0)
                 throw new EndOfStreamException($"read past EOF: {need} bytes at {pos} of {this} ({_length} bytes)");
+            if (_file.Base != null && _owner)
+            {
+                OwnWindow(pos);
+                return;
+            }
             if (_file.Base != null)
             {
                 MapWindow(); // a mapped window only ever lacks bytes past the end
@@ -171,6 +185,40 @@ namespace NativeDir.Lucene
                 _end = p + n;
             }
             _winStart = pos;
+        }
+
+        /// <summary>A mapped owner's window around <paramref name="pos"/>: the whole input when it
+        /// fits a span (one window call per input), else from <paramref name="pos"/> on.</summary>
+        private void OwnWindow(long pos)
+        {
+            // made here, by the reading thread, so that the library pins the window on it
+            _reader ??= _file.OpenReader();
+            long start = _length <= int.MaxValue ? 0 : pos;
+            ReadOnlySpan<byte> w = _reader.GetWindow(_offset + start);
+            byte* p = (byte*)Unsafe.AsPointer(ref MemoryMarshal.GetReference(w));
+            _win = p;
+            _cur = p + (pos - start);
+            _end = p + Math.Min(w.Length, _length - start);
+            _winStart = start;
+        }
+
+        /// <summary>The exception for a read of a closed input; on the thread that took a mapped
+        /// owner's window, lets the library release a window a Dispose elsewhere left pinned.</summary>
+        private ObjectDisposedException Closed()
+        {
+            _win = _cur = _end = null;
+            NativeInput? r = _reader;
+            if (r != null)
+            {
+                try
+                {
+                    r.GetWindow(0); // disposed: throws, and unpins on the window's thread
+                }
+                catch (ObjectDisposedException)
+                {
+                }
+            }
+            return _file.Disposed();
         }
 
         // Lucene's multi-byte values are big-endian; reading them in one load from the window
@@ -261,7 +309,15 @@ namespace NativeDir.Lucene
             var c = (NativeIndexInput)base.Clone(); // memberwise: same file, slice and position
             c._disposed = false;
             c._owner = false;
-            if (_file.Base == null)
+            c._reader = null;
+            if (_file.Base != null)
+            {
+                // the file's mapping, not this input's window: it outlives this input's handle
+                long at = Position;
+                c.MapWindow();
+                c._cur = c._win + at;
+            }
+            else
             {
                 // the parent refills its buffer under the clone: the clone gets its own
                 long pos = Position;
@@ -316,8 +372,10 @@ namespace NativeDir.Lucene
             _disposed = true;
             if (!_owner)
                 return;
-            _win = _cur = _end = null;
-            _winStart = 0;
+            // Only _end: a reader racing this on another thread sees its old window or an empty
+            // one, never a torn pair such as (_cur = null, _end = old), which reads address 0.
+            _end = null;
+            _reader?.Dispose(); // on the reading thread: unmapped now; elsewhere: see the class remarks
             _file.ReleaseOwner();
         }
 

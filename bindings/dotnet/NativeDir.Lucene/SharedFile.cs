@@ -7,7 +7,8 @@ namespace NativeDir.Lucene
 {
     /// <summary>
     /// One open file, shared by the <see cref="NativeIndexInput"/> that opened it, its slicer, its
-    /// slices and every clone of any of them. It holds the only native handle.
+    /// slices and every clone of any of them. It holds the file's native handle (a mapped owner
+    /// adds one of its own for its window: see <see cref="NativeIndexInput"/>); clones add none.
     /// <para><b>Why clones own nothing native.</b> Lucene clones inputs all the time (every terms
     /// or postings enumerator) and never disposes a clone. A clone that owned a native handle would
     /// leak it until a finalizer ran, and a parent that tracked its clones' handles to close them
@@ -77,6 +78,15 @@ namespace NativeDir.Lucene
             if (_closed)
                 throw Disposed();
             _input.ReadBytes(offset, dst);
+        }
+
+        /// <summary>A handle of its own on the file, for a mapped owner's window (its
+        /// Dispose is the owner's).</summary>
+        internal NativeInput OpenReader()
+        {
+            if (_closed)
+                throw Disposed();
+            return _input.Clone();
         }
 
         /// <summary>nd_input_prefetch of [offset, offset + length) of the file.</summary>

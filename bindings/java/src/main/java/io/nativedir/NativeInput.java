@@ -4,8 +4,11 @@ import io.nativedir.jni.nativedir;
 import java.io.Closeable;
 import java.io.EOFException;
 import java.io.IOException;
+import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.lang.invoke.VarHandle;
+import java.lang.ref.Cleaner;
 import java.nio.ByteBuffer;
 import java.nio.ReadOnlyBufferException;
 import java.util.Objects;
@@ -18,10 +21,12 @@ import java.util.Objects;
  * {@link #clone()}, which is cheap and shares the open file (and its mapping).
  *
  * <p>The cursor lives on the Java side, so reading a byte is one load from a direct ByteBuffer,
- * with no native call: for a mapped input, a buffer over the library's window into the mapping;
- * otherwise a buffer this object owns, refilled by one native read per buffer. (The library's own
- * cursor buffer is not used from Java: a close racing with a read could free it, and a buffer
- * owned by the JVM cannot be freed under a reader.)
+ * with no native call: a buffer over the library's window (nd_input_window), which is the mapping
+ * for a mapped input and the handle's own cursor buffer otherwise, refilled by one window call.
+ * The library pins the window it hands out until the handle's next window call, so a {@link
+ * #close} on another thread never frees memory under a reader: the reader finishes its window
+ * and its next refill throws. The window buffer is private and replaced on every refill, so no
+ * caller can keep one past the memory it points at.
  *
  * <p>After {@link #close()}, every method but {@code close}, {@code name} and {@code toString}
  * throws {@link IllegalStateException}; closing twice is harmless. Buffers from {@link
@@ -39,7 +44,8 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
     }
   }
 
-  private volatile long handle;
+  private volatile long handle; // 0 once closed
+  private final long raw; // the handle's value, kept after close: its window may stay pinned
   private final String name;
   private final long length;
   private final int bufferSize;
@@ -57,11 +63,18 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
   private static final ByteBuffer EMPTY = ByteBuffer.allocateDirect(0);
   ByteBuffer win = EMPTY; // package-private: read by the two readByte implementations
   private long winStart;
-  private ByteBuffer buf; // buffered inputs: our own bytes, refilled by one native read
+  // Buffered inputs: the id of the thread that made the last window call (0: none yet). A close
+  // on another thread leaves that window pinned for the reader (see close).
+  private volatile long windowThread;
+  // Cursor reads at least min(bufferSize, this) long skip the window (nd_read_buffered's rule)
+  private static final int MAX_BYPASS = 64 * 1024;
+  private static final Cleaner CLEANER = Cleaner.create();
+  private static final MethodHandle IS_VIRTUAL = isVirtualHandle();
 
   NativeInput(long handle, String name, long length, int bufferSize, Mapping mapping,
       long base) {
     this.handle = handle;
+    this.raw = handle;
     this.name = name;
     this.length = length;
     this.bufferSize = bufferSize;
@@ -237,13 +250,13 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
 
   /** The cursor's position. */
   public long position() {
-    handle();
+    cursorHandle();
     return winStart + win.position();
   }
 
   /** Moves the cursor to {@code position} (0 to length). */
   public void seek(long position) throws EOFException {
-    handle();
+    cursorHandle();
     if (position < 0) {
       throw new IllegalArgumentException("seek: negative position " + position);
     }
@@ -319,7 +332,7 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
   }
 
   final byte readByteSlow() throws IOException {
-    handle();
+    cursorHandle();
     long p = winStart + win.position();
     if (p >= length) {
       throw new EOFException("readByte: at the end of '" + name + "' (" + length + " bytes)");
@@ -335,21 +348,85 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
       winStart = p;
       return;
     }
-    if (buf == null) {
-      buf = ByteBuffer.allocateDirect((int) Math.max(1, Math.min(bufferSize, length)));
-    }
-    int n = (int) Math.min(buf.capacity(), length - p);
-    win = EMPTY; // a failed read leaves nothing stale behind
+    long h = cursorHandle();
+    win = EMPTY; // a failed call leaves nothing stale behind: the old window is released by it
     winStart = p;
-    nativedir.nd_read_into_buffer(handle(), p, buf, 0, n);
-    buf.clear().limit(n);
-    win = buf;
+    windowThread = currentThreadId(); // before the call: close reads it after its nd_close
+    // nd_input_window releases this handle's previous window and pins the new one; on a handle
+    // closed by another thread it throws IllegalStateException (ND_E_BAD_HANDLE) and releases it
+    win = nativedir.nd_input_window(h, p);
+  }
+
+  /** The open handle for a cursor call; on a closed input, drops the window first (below). */
+  private long cursorHandle() {
+    long h = handle;
+    if (h == 0) {
+      throw closedCursor();
+    }
+    return h;
+  }
+
+  /**
+   * On a closed input: forgets the window and, on the thread that made the last window call (so
+   * is not reading it now), lets the library free a window a close on another thread left pinned.
+   */
+  private IllegalStateException closedCursor() {
+    win = EMPTY;
+    if (mapping == null && windowThread == currentThreadId()) {
+      unpinQuietly(raw);
+    }
+    return NativeErrors.closed(this.toString());
+  }
+
+  private static void unpinQuietly(long h) {
+    try {
+      nativedir.nd_input_unpin(h);
+    } catch (IOException | RuntimeException ignored) {
+      // ND_E_BAD_HANDLE: nothing of the handle is left, so nothing is pinned
+    }
+  }
+
+  @SuppressWarnings("deprecation") // Thread.threadId() is Java 19+
+  private static long currentThreadId() {
+    return Thread.currentThread().getId();
+  }
+
+  /** Thread.isVirtual (Java 21+), or null: a virtual thread may move to another OS thread. */
+  private static MethodHandle isVirtualHandle() {
+    try {
+      return MethodHandles.publicLookup().findVirtual(Thread.class, "isVirtual",
+          MethodType.methodType(boolean.class));
+    } catch (ReflectiveOperationException e) {
+      return null;
+    }
+  }
+
+  private static boolean onVirtualThread() {
+    try {
+      return IS_VIRTUAL != null && (boolean) IS_VIRTUAL.invoke(Thread.currentThread());
+    } catch (Throwable e) {
+      return true; // cannot tell: assume the OS thread may differ (costs a Cleaner, never safety)
+    }
+  }
+
+  /** Releases a window pin once its input is unreachable; must not reference the input. */
+  private static final class Unpin implements Runnable {
+    private final long h;
+
+    Unpin(long h) {
+      this.h = h;
+    }
+
+    @Override
+    public void run() {
+      unpinQuietly(h); // unreachable input: nobody can read its window any more
+    }
   }
 
   /** Reads exactly {@code len} bytes at the cursor; on EOFException the cursor does not move. */
   public void read(byte[] dst, int off, int len) throws IOException {
     Objects.checkFromIndexSize(off, len, dst.length);
-    handle();
+    long h = cursorHandle();
     long p = winStart + win.position();
     checkRange(p, len);
     if (mapping != null) {
@@ -359,14 +436,21 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
     }
     int done = Math.min(len, win.remaining());
     win.get(dst, off, done);
-    int left = len - done;
-    if (left >= bufferSize) {
-      nativedir.nd_read_into_array(handle(), p + done, dst, off + done, left); // big: skip buf
+    if (len - done >= bypass()) {
+      nativedir.nd_read_into_array(h, p + done, dst, off + done, len - done); // big: no window
       moveTo(p + len);
-    } else if (left > 0) {
-      load(p + done);
-      win.get(dst, off + done, left);
+      return;
     }
+    while (done < len) {
+      load(p + done);
+      int n = Math.min(len - done, win.remaining());
+      win.get(dst, off + done, n);
+      done += n;
+    }
+  }
+
+  private int bypass() {
+    return Math.min(bufferSize, MAX_BYPASS);
   }
 
   /** Reads exactly {@code dst.length} bytes at the cursor. */
@@ -379,7 +463,7 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
     if (dst.isReadOnly()) {
       throw new ReadOnlyBufferException();
     }
-    handle();
+    cursorHandle();
     long p = winStart + win.position();
     int len = dst.remaining();
     checkRange(p, len);
@@ -388,19 +472,22 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
       moveTo(p + len);
       return;
     }
-    int done = Math.min(len, win.remaining());
-    dst.put(dst.position(), win, win.position(), done);
-    dst.position(dst.position() + done);
-    win.position(win.position() + done);
-    int left = len - done;
-    if (left >= bufferSize) {
-      read(p + done, dst); // big: skip buf
-      moveTo(p + len);
-    } else if (left > 0) {
+    int done = 0;
+    while (true) {
+      int n = Math.min(len - done, win.remaining());
+      dst.put(dst.position(), win, win.position(), n);
+      dst.position(dst.position() + n);
+      win.position(win.position() + n);
+      done += n;
+      if (done == len) {
+        return;
+      }
+      if (len - done >= bypass()) {
+        read(p + done, dst); // big: no window
+        moveTo(p + len);
+        return;
+      }
       load(p + done);
-      dst.put(dst.position(), win, 0, left);
-      dst.position(dst.position() + left);
-      win.position(left);
     }
   }
 
@@ -474,9 +561,19 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
       return;
     }
     // the fast path of readByte skips the closed check: an empty window sends it there (a
-    // racing reader still holds the old window, whose memory stays valid)
+    // racing reader still holds the old window, whose memory the library keeps pinned)
     win = EMPTY;
-    nativedir.nd_close(h);
+    try {
+      nativedir.nd_close(h); // on the thread of the last window call this releases the window
+    } finally {
+      // A window call on another OS thread keeps its window pinned until that reader calls
+      // again; if it never does, the Cleaner releases it once nobody can reach this input.
+      // Read after nd_close: a window call that pinned before the close wrote it first.
+      long t = mapping == null ? windowThread : 0;
+      if (t != 0 && (t != currentThreadId() || onVirtualThread())) {
+        CLEANER.register(this, new Unpin(h));
+      }
+    }
   }
 
   @Override
