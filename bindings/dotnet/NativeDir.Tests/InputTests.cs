@@ -1,5 +1,6 @@
 using System;
 using System.IO;
+using NativeDir.Testing;
 using Xunit;
 
 namespace NativeDir.Tests
@@ -178,7 +179,7 @@ namespace NativeDir.Tests
         [Fact]
         public void SymlinksAndDirectoriesAreUnauthorizedAccess()
         {
-            File.CreateSymbolicLink(_tmp.File("link"), _tmp.File("data"));
+            Emulator.SymbolicLink(_tmp.File("link"), _tmp.File("data"));
             Directory.CreateDirectory(_tmp.File("sub"));
             Assert.Throws<UnauthorizedAccessException>(() => _dir.OpenInput("link"));
             Assert.Throws<UnauthorizedAccessException>(() => _dir.OpenInput("sub"));

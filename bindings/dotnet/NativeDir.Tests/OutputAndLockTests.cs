@@ -101,8 +101,11 @@ namespace NativeDir.Tests
             var e = Assert.Throws<NativeDirException>(() => _dir.CreateOutput("f"));
             Assert.Equal(-4, e.Status); // ND_E_EXISTS
             Assert.Equal("ND_E_EXISTS", e.StatusName);
-            Assert.Equal(17, e.OsError); // EEXIST
-            Assert.Equal(17, e.HResult);
+            // the OS's own code for "exists": EEXIST from open(O_EXCL), ERROR_FILE_EXISTS from
+            // CreateFileW(CREATE_NEW)
+            int exists = OperatingSystem.IsWindows() ? 80 : 17;
+            Assert.Equal(exists, e.OsError);
+            Assert.Equal(exists, e.HResult);
             Assert.IsAssignableFrom<IOException>(e);
             using (NativeOutput o = _dir.CreateOutput("f", IoOptions.Overwrite))
                 o.WriteByte(1);

@@ -118,18 +118,28 @@ namespace NativeDir.Tests
         {
             using var ring = new NativeRing(4);
             var buf = new byte[1 << 18];
-            for (int round = 0; round < 8; round++)
+            const int rounds = 8;
+            for (int round = 0; round < rounds; round++)
             {
-                DropCache(_tmp.File("data"));
+                if (!OperatingSystem.IsWindows())
+                    DropCache(_tmp.File("data"));
                 using NativeInput input = _dir.OpenInput("data", IoOptions.Random);
                 long off = round * 100_000L + 7;
                 Assert.Equal(buf.Length, await ring.ReadAsync(input, off, buf).AsTask().WaitAsync(Patience));
                 Assert.True(buf.AsSpan().SequenceEqual(_data.AsSpan((int)off, buf.Length)), $"round {round}");
             }
+            if (OperatingSystem.IsWindows())
+            {
+                // Windows has no read that refuses to wait for the device (nd__os_pread_cached
+                // takes nothing there): every ring read goes to the worker threads, cached or not
+                Assert.Equal(rounds, ring.SubmittedForTest);
+                return;
+            }
             Assert.True(ring.SubmittedForTest > 0, "dropping the cache never made a read wait for the device");
         }
 
-        /// <summary>Flushes a file and asks Linux to drop it from the page cache.</summary>
+        /// <summary>Flushes a file and asks Linux to drop it from the page cache (POSIX only:
+        /// on Windows no ring read is served from the cache during the call).</summary>
         private static void DropCache(string path)
         {
             using var f = new FileStream(path, FileMode.Open, FileAccess.ReadWrite);
@@ -292,6 +302,8 @@ namespace NativeDir.Tests
         [Fact]
         public async Task CachedReadsAllocateNothing()
         {
+            if (OperatingSystem.IsWindows())
+                Assert.Skip("Windows has no read that refuses to wait for the device: no ring read completes during the call, so there is no cached path to measure (every read goes to the worker threads)");
             using NativeInput input = _dir.OpenInput("data");
             var buf = new byte[Block];
             for (int i = 0; i < 100; i++) // warm up: the shared ring, its pool, the JIT

@@ -96,9 +96,20 @@ run)
   # The runner's exit code alone is not enough: Wine reports 0 for a process that died of an
   # unhandled exception. The run counts only with xunit's summary of this assembly, which must
   # show tests run and none failed.
+  # A hang (a runtime stuck under an emulator) must end here, well before ctest's TIMEOUT, and
+  # take its processes with it: timeout kills the runner (wine-run.sh execs Wine), and Wine's
+  # server is told to end whatever is left in the prefix.
+  limit=${ND_PLATFORM_RUN_LIMIT:-480}
   log="$work/$rid/$name.log"
   rc=0
-  "${launch[@]}" "${args[@]}" 2>&1 | tee "$log" || rc=$?
+  timeout -k 10 "$limit" "${launch[@]}" "${args[@]}" 2>&1 | tee "$log" || rc=$?
+  if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+    echo "platform-tests: $name on $rid did not finish within $limit s (ND_PLATFORM_RUN_LIMIT): killed" >&2
+    if [ "$rid" = win-x64 ]; then
+      WINEPREFIX=$prefix "$(command -v wineserver || echo /usr/lib/wine/wineserver64)" -k 2>/dev/null || true
+    fi
+    exit 1
+  fi
   summary=$(tr -d '\r' <"$log" | grep -E "^ +$name +Total: [0-9]+" | tail -1)
   if [ -z "$summary" ]; then
     echo "platform-tests: $name on $rid printed no test summary (exit $rc): it did not run" >&2

@@ -115,13 +115,23 @@ static void iocp_wake(nd_ring *r)
 static void iocp_drain(nd_ring *r)
 {
     pool *p = r->impl;
+    int took_wake = 0;
     while (atomic_load(&r->in_flight) > 0) {
         DWORD bytes;
         ULONG_PTR key;
         LPOVERLAPPED ov;
-        if (GetQueuedCompletionStatus(p->done, &bytes, &key, &ov, 10) && key == KEY_OP)
+        if (!GetQueuedCompletionStatus(p->done, &bytes, &key, &ov, 10))
+            continue;
+        if (key == KEY_OP)
             nd__ring_discard(r, packet_index(ov));
+        else
+            took_wake = 1;
     }
+    /* the wake-up nd_close posted is for a reaper blocked on this same port:
+     * taken here, it would leave that reaper waiting forever (and whoever joins
+     * it, e.g. the .NET ring's Dispose) */
+    if (took_wake)
+        iocp_wake(r);
 }
 
 static void iocp_free(nd_ring *r)
