@@ -19,5 +19,5 @@ if(ND_QEMU_AARCH64)
   # (multiarch, for the .NET runs), the loader under -L would otherwise read the host's
   # ld.so.cache and mix the two C libraries (programs hang in their first thread).
   set(CMAKE_CROSSCOMPILING_EMULATOR ${ND_QEMU_AARCH64} -L /usr/${ND_CROSS_TRIPLET}
-      -E LD_LIBRARY_PATH=/usr/${ND_CROSS_TRIPLET}/lib)
+      -E LD_LIBRARY_PATH=/usr/${ND_CROSS_TRIPLET}/lib -E ND_TEST_EMULATOR=qemu-aarch64)
 endif()

@@ -121,11 +121,23 @@ static void clones_read_while_parent_closes(void **state)
 
 /* ---- a window stays readable while another thread closes its handle ---- */
 
+#ifndef _WIN32
 static int open_fd_count(void)
 {
     int fds[1024];
     return tst_open_fds(fds, 1024);
 }
+/* the process's descriptors are what the pin keeps open or lets go */
+#  define assert_fds(n) assert_int_equal(open_fd_count(), (n))
+#else
+/* Windows has no descriptor table to count (its handle count moves with every thread the test
+ * starts): there the cases check the bytes and the statuses only */
+static int open_fd_count(void)
+{
+    return 0;
+}
+#  define assert_fds(n) ((void)(n))
+#endif
 
 typedef struct {
     nd_handle h;
@@ -178,7 +190,7 @@ static void window_outlives_a_close_on_another_thread(void **state)
         /* the reader's failing call released everything: nothing is left to unpin */
         assert_status(ND_E_BAD_HANDLE, nd_input_unpin(w.h));
         if (fds_before >= 0)
-            assert_int_equal(open_fd_count(), fds_before);
+            assert_fds(fds_before);
     }
     free(data);
 }
@@ -206,7 +218,7 @@ static void window_pin_is_released_by_close_or_unpin(void **state)
         assert_status(ND_OK, nd_close(h));
         assert_status(ND_E_BAD_HANDLE, nd_input_unpin(h));
         if (fds_before >= 0)
-            assert_int_equal(open_fd_count(), fds_before);
+            assert_fds(fds_before);
 
         /* taken on a thread that is gone, closed here: held until unpinned */
         window_holder w;
@@ -221,11 +233,11 @@ static void window_pin_is_released_by_close_or_unpin(void **state)
         assert_status(ND_E_BAD_HANDLE, nd_close(w.h));
         assert_status(ND_E_BAD_HANDLE, nd_input_window(w.h + ((int64_t)1 << 28), 0, &p));
         if (fds_before >= 0 && (read_flags[f] & ND_IO_MMAP) == 0)
-            assert_int_equal(open_fd_count(), fds_before + 1); /* still open under the pin */
+            assert_fds(fds_before + 1); /* still open under the pin */
         assert_status(ND_OK, nd_input_unpin(w.h));
         assert_status(ND_E_BAD_HANDLE, nd_input_unpin(w.h));
         if (fds_before >= 0)
-            assert_int_equal(open_fd_count(), fds_before);
+            assert_fds(fds_before);
 
         /* unpin on an open handle: the window goes, the handle stays */
         assert_status(ND_OK, nd_open_input(env->dir, "f", read_flags[f], &h));
@@ -312,7 +324,7 @@ static void closes_race_window_readers(void **state)
             assert_status(ND_E_BAD_HANDLE, nd_input_unpin(r[i].h)); /* all released */
         }
         if (fds_before >= 0)
-            assert_int_equal(open_fd_count(), fds_before);
+            assert_fds(fds_before);
     }
     free(data);
 }
