@@ -422,6 +422,17 @@ namespace NativeDir
                 throw Errors.For(rc);
             if (!SpinWait.SpinUntil(() => Volatile.Read(ref _pauseSeen) != 0, TimeSpan.FromSeconds(10)))
                 throw new TimeoutException("the completion thread did not pause");
+            // The completion thread may have parked before it reaped the wake-up (it checks the
+            // flag first): then the wake-up still counts as in flight. It is parked, so this
+            // thread may reap; the tests pause a ring with nothing else in flight, so whatever
+            // comes back here is the wake-up.
+            ulong tag;
+            long result;
+            while (Native.nd_ring_in_flight(_ringValue) > 0)
+            {
+                if (Native.nd_ring_reap(_ringValue, &tag, &result, 1, 10_000) <= 0 || tag != WakeTag)
+                    throw new InvalidOperationException("pausing a ring for a test: a read other than the wake-up was in flight");
+            }
         }
 
         /// <summary>Reads that needed the kernel (not wholly cached), for tests.</summary>
