@@ -354,19 +354,22 @@ int32_t nd__input_begin_async(nd_handle h, int64_t off, void *dst, int64_t len, 
     return ND_OK;
 }
 
-int32_t nd__input_view(nd_handle h, nd_input_view *out)
+int32_t nd__input_view(nd_handle h, int64_t off, int64_t len, nd_input_view *out)
 {
     nd_input *in;
     int32_t rc = input_get(h, &in);
     if (rc != ND_OK)
         return rc;
+    if ((rc = range_check(in, off, len)) != ND_OK) {
+        nd__handle_put(h);
+        return rc;
+    }
     nd_file *f = in->file;
     out->strategy = f->strategy;
     out->fd = f->fd;
     out->map = f->map;
     out->start = in->start;
     out->length = in->length;
-    out->name = f->name;
     out->hits = &f->prefetch_hits;
     return ND_OK;
 }

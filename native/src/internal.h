@@ -150,9 +150,9 @@ typedef struct {
     nd_os_file fd;          /* ND_OS_FILE_INVALID for a mapping */
     uint8_t *map;           /* the whole file's mapping, or NULL */
     int64_t start, length;  /* the input's range, in file offsets */
-    const char *name;       /* for messages */
     _Atomic uint32_t *hits;
 } nd_input_view;
-int32_t nd__input_view(nd_handle h, nd_input_view *out);
+/* ...after the same range check every read of [off, off+len) gets (0, 0: none) */
+int32_t nd__input_view(nd_handle h, int64_t off, int64_t len, nd_input_view *out);
 
 #endif /* ND_INTERNAL_H */

@@ -26,16 +26,10 @@ static int should_look(uint32_t run)
 static int32_t prefetch_impl(nd_handle input, int64_t offset, int64_t len)
 {
     nd_input_view v;
-    int32_t rc = nd__input_view(input, &v);
+    int32_t rc = nd__input_view(input, offset, len, &v);
     if (ND_UNLIKELY(rc != ND_OK))
         return rc;
-    if (offset < 0 || len < 0) {
-        rc = nd__fail(ND_E_INVALID_ARGUMENT, "negative %s on '%s'",
-                      offset < 0 ? "offset" : "length", v.name);
-    } else if (offset > v.length || len > v.length - offset) {
-        rc = nd__fail(ND_E_EOF, "%lld bytes at %lld end past the end of '%s' (%lld bytes)",
-                      (long long)len, (long long)offset, v.name, (long long)v.length);
-    } else if (len > 0 && v.strategy != ND_STRATEGY_DIRECT) {
+    if (len > 0 && v.strategy != ND_STRATEGY_DIRECT) {
         /* racing callers may lose an increment or a reset: the count is a
          * heuristic, and plain loads and stores keep it off the bus lock */
         uint32_t run = atomic_load_explicit(v.hits, memory_order_relaxed);
@@ -74,7 +68,7 @@ static int32_t advise_impl(nd_handle input, uint32_t flags)
                         flags);
     }
     nd_input_view v;
-    int32_t rc = nd__input_view(input, &v);
+    int32_t rc = nd__input_view(input, 0, 0, &v);
     if (rc != ND_OK)
         return rc;
     if (v.length > 0 && v.strategy == ND_STRATEGY_MAPPED) {
