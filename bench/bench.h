@@ -121,6 +121,12 @@ void evict(int dirfd, const char *name);  /* fsync, then drop the file's pages *
  * decide who reads from cache and who from DRAM. */
 void cold_caches(const bench *b);
 void *aligned_or_die(size_t align, size_t size);
+/* The content of the files the ring and prefetch groups keep between runs: each 8-byte word is
+ * a function of its offset, so any block read can be checked without the file in memory. */
+uint64_t pattern_word(int64_t off);
+/* Fills fd (opened for writing, O_DIRECT or not) with size bytes of that pattern in 1 MiB
+ * aligned writes, fsyncs and closes it; dies on any failure. */
+void write_pattern_file(int fd, const char *path, int64_t size);
 void die(const char *fmt, ...);
 void nd_check(int64_t rc, const char *what); /* dies with nativedir's message on rc < 0 */
 

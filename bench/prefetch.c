@@ -54,21 +54,12 @@ static struct {
     char fio_engine[16];
 } P;
 
-/* The file's content: each 8-byte word a function of its offset, so any
- * block can be checked without the file in memory. */
-static uint64_t word_at(int64_t off)
-{
-    uint64_t z = (uint64_t)off * 0xD1B54A32D192ED03ull + 0x8CB92BA72F3D8DD7ull;
-    z = (z ^ (z >> 31)) * 0x9E3779B97F4A7C15ull;
-    return z ^ (z >> 29);
-}
-
 static void check_block(const uint8_t *p, int64_t off, int32_t len, const char *who)
 {
     uint64_t a, z;
     memcpy(&a, p, 8);
     memcpy(&z, p + len - 8, 8);
-    if (a != word_at(off) || z != word_at(off + len - 8))
+    if (a != pattern_word(off) || z != pattern_word(off + len - 8))
         die("%s: %s read wrong bytes at offset %lld", GROUP, who, (long long)off);
 }
 
@@ -80,9 +71,9 @@ static int file_is_ready(void)
     struct stat st;
     int ok = fstat(fd, &st) == 0 && st.st_size == P.size;
     for (int i = 0; ok && i < 16; i++) {
-        int64_t off = (int64_t)(word_at(i) % (uint64_t)(P.size / 8)) * 8;
+        int64_t off = (int64_t)(pattern_word(i) % (uint64_t)(P.size / 8)) * 8;
         uint64_t v;
-        ok = pread(fd, &v, 8, off) == 8 && v == word_at(off);
+        ok = pread(fd, &v, 8, off) == 8 && v == pattern_word(off);
     }
     close(fd);
     return ok;
@@ -101,21 +92,7 @@ static void make_file(void)
         fd = openat(P.dirfd, P.name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         die("create %s: %s", P.path, strerror(errno));
-    size_t chunk = 1u << 20;
-    uint8_t *buf = aligned_or_die(4096, chunk);
-    for (int64_t off = 0; off < P.size; off += (int64_t)chunk) {
-        size_t n = P.size - off < (int64_t)chunk ? (size_t)(P.size - off) : chunk;
-        for (size_t i = 0; i < n; i += 8) {
-            uint64_t v = word_at(off + (int64_t)i);
-            memcpy(buf + i, &v, 8);
-        }
-        if (pwrite(fd, buf, n, off) != (ssize_t)n)
-            die("write %s: %s", P.path, strerror(errno));
-    }
-    if (fsync(fd) != 0)
-        die("fsync %s: %s", P.path, strerror(errno));
-    free(buf);
-    close(fd);
+    write_pattern_file(fd, P.path, P.size);
     if (!file_is_ready())
         die("%s: %s does not read back as written", GROUP, P.path);
 }

@@ -54,24 +54,6 @@ typedef struct {
     uint8_t *bufs; /* QD page-aligned 4 KiB buffers */
 } ring_ctx;
 
-/* The file's content: each 8-byte word is a function of its offset, so any
- * block read can be checked without keeping the file in memory. */
-static uint64_t word_at(int64_t off)
-{
-    uint64_t z = (uint64_t)off + 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static void fill(uint8_t *p, int64_t off, size_t len)
-{
-    for (size_t i = 0; i < len; i += 8) {
-        uint64_t v = word_at(off + (int64_t)i);
-        memcpy(p + i, &v, 8);
-    }
-}
-
 /* Whole block, or only its first and last words: cheap enough for every read
  * at 50k IOPS, and a misplaced or torn block fails it. */
 static int block_ok(const uint8_t *p, int64_t off, int whole)
@@ -79,7 +61,7 @@ static int block_ok(const uint8_t *p, int64_t off, int whole)
     uint64_t v;
     for (size_t i = 0; i < BLOCK; i += whole ? 8 : BLOCK - 8) {
         memcpy(&v, p + i, 8);
-        if (v != word_at(off + (int64_t)i))
+        if (v != pattern_word(off + (int64_t)i))
             return 0;
     }
     return 1;
@@ -111,7 +93,7 @@ static int file_is_ready(const bench *b)
     uint8_t *buf = aligned_or_die(BLOCK, BLOCK);
     int64_t blocks = b->ring_size / BLOCK;
     for (int i = 0; ok && i < 16; i++) {
-        int64_t off = (i == 15 ? blocks - 1 : (int64_t)(word_at(i) % (uint64_t)blocks)) * BLOCK;
+        int64_t off = (i == 15 ? blocks - 1 : (int64_t)(pattern_word(i) % (uint64_t)blocks)) * BLOCK;
         ok = pread(fd, buf, BLOCK, off) == BLOCK && block_ok(buf, off, 1);
     }
     free(buf);
@@ -136,18 +118,7 @@ static int make_file(const bench *b)
     }
     if (fd < 0)
         die("create %s: %s", R.path, strerror(errno));
-    size_t chunk = 1u << 20;
-    uint8_t *buf = aligned_or_die(BLOCK, chunk);
-    for (int64_t off = 0; off < b->ring_size; off += (int64_t)chunk) {
-        size_t n = b->ring_size - off < (int64_t)chunk ? (size_t)(b->ring_size - off) : chunk;
-        fill(buf, off, n);
-        if (pwrite(fd, buf, n, off) != (ssize_t)n)
-            die("write %s: %s", R.path, strerror(errno));
-    }
-    if (fsync(fd) != 0)
-        die("fsync %s: %s", R.path, strerror(errno));
-    free(buf);
-    close(fd);
+    write_pattern_file(fd, R.path, b->ring_size);
     if (!file_is_ready(b))
         die("RingRandomQD32: %s does not read back as written", R.path);
     return 0;

@@ -55,6 +55,33 @@ void *aligned_or_die(size_t align, size_t size)
     return p;
 }
 
+uint64_t pattern_word(int64_t off)
+{
+    uint64_t z = (uint64_t)off + 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+void write_pattern_file(int fd, const char *path, int64_t size)
+{
+    const size_t chunk = (size_t)1 << 20;
+    uint8_t *buf = aligned_or_die(4096, chunk); /* a multiple of any direct-I/O alignment here */
+    for (int64_t off = 0; off < size; off += (int64_t)chunk) {
+        size_t n = size - off < (int64_t)chunk ? (size_t)(size - off) : chunk;
+        for (size_t i = 0; i < n; i += 8) {
+            uint64_t v = pattern_word(off + (int64_t)i);
+            memcpy(buf + i, &v, 8);
+        }
+        if (pwrite(fd, buf, n, off) != (ssize_t)n)
+            die("write %s: %s", path, strerror(errno));
+    }
+    if (fsync(fd) != 0)
+        die("fsync %s: %s", path, strerror(errno));
+    free(buf);
+    close(fd);
+}
+
 uint64_t __attribute__((noinline)) byte_sum(uint64_t sum, const uint8_t *p, size_t n)
 {
     for (size_t i = 0; i < n; i++)
