@@ -69,6 +69,11 @@ typedef struct {
      * better: statistics() turns each run's time and ops[] into a rate, so
      * ms[] and median..max hold rates and ratio is this rate / the baseline's. */
     const char *unit;    /* NULL: milliseconds */
+    /* A per-call time row (unit "ns/call", lower is better): statistics()
+     * divides each run's time and CPU time by its ops[], so ms[] and
+     * median..max hold nanoseconds per operation and cpu_median CPU ns per
+     * operation. Not a rate: it is the rate rows' exception. */
+    int per_op_ns;
     double ops[BENCH_MAX_RUNS];
     double cpu_us_per_op; /* rate rows: median CPU microseconds per operation */
     /* A second comparison beside the baseline (e.g. the device's limit, when

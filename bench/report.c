@@ -81,7 +81,15 @@ static void statistics(row *r)
 {
     double k = r->scale > 0 ? r->scale : 1;
     int have_cached = 0;
-    if (r->unit != NULL) {
+    if (r->per_op_ns) {
+        for (int i = 0; i < r->n; i++) {
+            if (r->ops[i] <= 0)
+                die("%s / %s: run %d measured no operations", r->group, r->name, i);
+            r->ms[i] = r->ms[i] * 1e6 / r->ops[i];
+            r->cpu[i] = r->cpu[i] * 1e6 / r->ops[i];
+        }
+        k = 1;
+    } else if (r->unit != NULL) {
         /* a rate: the same order statistics, but of ops per second, and the CPU
          * cost per operation (rows doing different counts stay comparable) */
         double per_op[BENCH_MAX_RUNS];
@@ -207,7 +215,9 @@ void bench_print_table(const bench *b)
         const row *r = &rows[i];
         if (strcmp(group, r->group) != 0) {
             group = r->group;
-            if (r->unit != NULL)
+            if (r->per_op_ns)
+                printf("\n%s (in %s: lower is better; cpu = CPU ns per call)", group, r->unit);
+            else if (r->unit != NULL)
                 printf("\n%s (in %s: higher is better; cpu = CPU us per op)", group, r->unit);
             else
                 printf("\n%s", group);
@@ -232,7 +242,7 @@ void bench_print_table(const bench *b)
         else if (r->also[0] != '\0')
             snprintf(extra + len, sizeof(extra) - len, "  no ratio to %.24s (not measured)",
                      r->also);
-        double cpu = r->unit != NULL ? r->cpu_us_per_op : r->cpu_median;
+        double cpu = r->unit != NULL && !r->per_op_ns ? r->cpu_us_per_op : r->cpu_median;
         printf("  %-50s %9.2f %9.2f %9.2f %7s %7s %9.2f %7s %-21s %s%s\n", r->name, r->median,
                r->min, r->max, ratio, paired, cpu, cratio, r->target,
                r->met < 0 ? "" : r->met ? "yes" : "NO", extra);
@@ -326,7 +336,7 @@ int bench_write_json(const bench *b, const char *path)
         json_num(f, r->cached_pct);
         fputs(", \"speedup\": ", f);
         json_num(f, strcmp(r->group, "ConcurrentCloneReads") == 0 ? r->speedup : NOT_SET);
-        if (r->unit != NULL) {
+        if (r->unit != NULL && !r->per_op_ns) {
             fputs(", \"cpu_us_per_op\": ", f);
             json_num(f, r->cpu_us_per_op);
         }
