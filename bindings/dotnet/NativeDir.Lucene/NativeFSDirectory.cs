@@ -196,7 +196,7 @@ namespace NativeDir.Lucene
 
         private SharedFile Open(string name, IOContext context)
         {
-            IoOptions flags = _policy.ForInput(context);
+            IoOptions flags = _policy.ForInput(name, context);
             NativeInput input = _lazy.Existing().OpenInput(name, flags);
             try
             {
@@ -209,23 +209,49 @@ namespace NativeDir.Lucene
             }
         }
 
-        /// <summary>Slices share the file's native handle (compound files open each sub-file as a
-        /// slice); a mapped slice adds one of its own for its window once read.</summary>
+        /// <summary>Slices share the file's native handle (compound files open every sub-file as a
+        /// slice); a mapped slice adds one of its own for its window once read. A compound file is
+        /// opened with the advice of its own name (none); each sub-file's slice then gets the
+        /// advice its own name calls for (<see cref="IoStrategyPolicy.ForInput(string, IOContext)"/>)
+        /// on its range of the mapping, so a compound segment's stored fields are read as randomly
+        /// as a separate <c>.fdt</c>.</summary>
         public override IndexInputSlicer CreateSlicer(string name, IOContext context)
         {
             EnsureOpen();
             var full = (NativeIndexInput)OpenInput(name, context);
-            return new Slicer(full);
+            return new Slicer(full, _policy, context, _policy.ForInput(name, context));
         }
 
         private sealed class Slicer : IndexInputSlicer
         {
+            private const IoOptions Advice = IoOptions.Random | IoOptions.Sequential;
             private readonly NativeIndexInput _full;
+            private readonly IoStrategyPolicy _policy;
+            private readonly IOContext _context;
+            private readonly IoOptions _fileFlags;
 
-            internal Slicer(NativeIndexInput full) => _full = full;
+            internal Slicer(NativeIndexInput full, IoStrategyPolicy policy, IOContext context, IoOptions fileFlags)
+            {
+                _full = full;
+                _policy = policy;
+                _context = context;
+                _fileFlags = fileFlags;
+            }
 
-            public override IndexInput OpenSlice(string sliceDescription, long offset, long length) =>
-                _full.Slice($"NativeIndexInput(slice={sliceDescription} of {_full})", offset, length);
+            public override IndexInput OpenSlice(string sliceDescription, long offset, long length)
+            {
+                NativeIndexInput slice = _full.Slice($"NativeIndexInput(slice={sliceDescription} of {_full})", offset, length);
+                // Only a mapping takes advice per range: on a descriptor (buffered) the advice is
+                // the whole file's, and the last sub-file opened would set it for all of them.
+                // CompoundFileDirectory names each slice after its sub-file ("_0.fdt").
+                if (_full.IsMapped && length > 0 && (_fileFlags & Advice) == 0)
+                {
+                    IoOptions advice = _policy.ForInput(sliceDescription, _context) & Advice;
+                    if (advice != IoOptions.None)
+                        slice.AdviseRange(advice);
+                }
+                return slice;
+            }
 
             [Obsolete("Only for reading CFS files from 3.x indexes.")]
             public override IndexInput OpenFullSlice() => _full.Slice(_full.ToString(), 0, _full.Length);

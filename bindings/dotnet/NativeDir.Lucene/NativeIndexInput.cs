@@ -355,6 +355,11 @@ namespace NativeDir.Lucene
         /// <exception cref="ArgumentException">Anything but one of those three values.</exception>
         public void UpdateReadAdvice(IoOptions advice) => _file.Advise(advice);
 
+        /// <summary>Gives only this input's own range of the file (a slice's bytes) the access
+        /// <paramref name="advice"/>; on a mapping that is the range's pages, on a descriptor
+        /// the whole file (see nd_input_advise).</summary>
+        internal void AdviseRange(IoOptions advice) => _file.AdviseRange(_offset, _length, advice);
+
         /// <summary>A slice of this input; an owner of the file until disposed.</summary>
         internal NativeIndexInput Slice(string description, long offset, long length)
         {

@@ -105,6 +105,16 @@ namespace NativeDir.Lucene
             _input.Advise(advice);
         }
 
+        /// <summary>nd_input_advise on a native slice of [offset, offset + length): on a
+        /// mapping, only that range's pages get the advice.</summary>
+        internal void AdviseRange(long offset, long length, IoOptions advice)
+        {
+            if (_closed)
+                throw Disposed();
+            using NativeInput range = _input.Slice(offset, length);
+            range.Advise(advice);
+        }
+
         internal void AddOwner()
         {
             if (Interlocked.Increment(ref _owners) <= 1)
