@@ -491,7 +491,7 @@ static void memcg_group(bench *b)
         P.mem_run_ms = MEM_MIN_RUN_MS;
     char note[240];
     snprintf(note, sizeof(note), "up to %d reads of 4-16 KiB in batches of %d or %.0f ms a run, "
-             "%lld MiB file evicted, then a memory cgroup of %lld MiB (%s) filled with it",
+             "%lld MiB file evicted, a memory cgroup of %lld MiB (%s) filled with its first quarter",
              P.mem_reads, BATCH, P.mem_run_ms, (long long)(P.size >> 20), (long long)(limit >> 20),
              P.limit_file);
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
