@@ -39,10 +39,13 @@
  * the least recently used one, which costs one io_uring_register call. */
 #define FILE_SLOTS 64
 /* Files no input uses any more are let go when the submitter goes idle, at
- * least every this many batches while it is busy, and after this long asleep:
- * a registered descriptor keeps its file open (a deleted file's space) */
+ * least every this many batches while it is busy, and after 1 s asleep, then
+ * 2, 4, 8 and every 16 s while nothing is let go (an idle process holding
+ * inputs open is woken rarely): a registered descriptor keeps its file open,
+ * and a deleted file's space in use. */
 #define SWEEP_BATCHES 256
 #define SWEEP_IDLE_MS 1000
+#define SWEEP_IDLE_MAX_MS 16000
 
 /* One registered descriptor: the ring holds `file` (nd__file_hold) while its
  * descriptor sits in the kernel's table, so the key stays unique. */
@@ -127,9 +130,10 @@ static int file_index(uring_state *u, const nd_ring_op *op)
 }
 
 /* Submitter thread: lets go of the files no input uses any more (closing
- * them) and empties their slots. */
-static void sweep(uring_state *u)
+ * them) and empties their slots; returns how many. */
+static int sweep(uring_state *u)
 {
+    int freed = 0;
     u->swept = u->batch;
     for (uint32_t i = 0; i < u->files_top; i++) {
         if (u->files[i].file == NULL || !nd__file_drop_if_last(u->files[i].file))
@@ -139,7 +143,9 @@ static void sweep(uring_state *u)
         (void)io_uring_register_files_update(&u->ring, i, &none, 1);
         u->files[i].file = NULL;
         u->files_held--;
+        freed++;
     }
+    return freed;
 }
 
 /* With sq_mu held: fills an SQE for op (NULL: a NOP that only wakes a
@@ -256,12 +262,15 @@ static void *submitter(void *arg)
     pthread_mutex_lock(&u->hand_mu);
     for (;;) {
         int idle_swept = 0;
+        long idle_ms = SWEEP_IDLE_MS;
         while (u->hand.count == 0 && !u->stopping) {
             if (u->files_held > 0 && !idle_swept) {
                 pthread_mutex_unlock(&u->hand_mu);
-                sweep(u);
+                int freed = sweep(u);
                 pthread_mutex_lock(&u->hand_mu);
                 idle_swept = 1;
+                if (freed > 0)
+                    idle_ms = SWEEP_IDLE_MS;
                 continue;
             }
             u->waiting = 1;
@@ -269,14 +278,16 @@ static void *submitter(void *arg)
                 /* a file closed while the ring sleeps must not stay open for good */
                 struct timespec t;
                 clock_gettime(CLOCK_MONOTONIC, &t);
-                t.tv_sec += SWEEP_IDLE_MS / 1000;
-                t.tv_nsec += (SWEEP_IDLE_MS % 1000) * 1000000L;
+                t.tv_sec += idle_ms / 1000;
+                t.tv_nsec += (idle_ms % 1000) * 1000000L;
                 if (t.tv_nsec >= 1000000000L) {
                     t.tv_sec++;
                     t.tv_nsec -= 1000000000L;
                 }
-                if (pthread_cond_timedwait(&u->hand_cv, &u->hand_mu, &t) == ETIMEDOUT)
+                if (pthread_cond_timedwait(&u->hand_cv, &u->hand_mu, &t) == ETIMEDOUT) {
                     idle_swept = 0;
+                    idle_ms = idle_ms * 2 > SWEEP_IDLE_MAX_MS ? SWEEP_IDLE_MAX_MS : idle_ms * 2;
+                }
             } else {
                 pthread_cond_wait(&u->hand_cv, &u->hand_mu);
             }
