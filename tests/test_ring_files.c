@@ -96,62 +96,73 @@ static int teardown(void **state)
 
 /* ---- the kernel's view ---- */
 
-/* What the kernel says of the one io_uring instance whose table has
- * `slots` entries (the read ring; outputs' rings register none): how many
- * slots (-1: no such ring), and how many hold a file under `dir`. The table
- * is listed only when the kernel gets the ring's lock at once, so a listing
- * taken while the submitter submits is retried. */
+/* What the kernel says of the test's ring (its io_uring descriptor, found
+ * when it was opened): how many slots its table has (0: none), and how many
+ * hold a file under `dir`. The table is listed only when the kernel gets the
+ * ring's lock at once, so a listing taken while the submitter submits is
+ * retried. */
 typedef struct {
-    int slots;  /* UserFiles, or -1 */
+    int slots;  /* UserFiles; -1: the ring's fdinfo could not be read */
     int listed; /* the slot lines were printed */
     int ours;   /* slots holding a file under dir */
 } table_view;
 
-static table_view read_table(const char *dir, int want_slots)
+static int ring_fd = -1; /* the io_uring descriptor of the ring open_uring opened */
+
+/* 1 if descriptor `name` (a /proc/self/fd entry) is an io_uring instance. */
+static int is_uring(const char *name)
 {
-    table_view v = {-1, 0, 0};
+    char link[300], target[256];
+    snprintf(link, sizeof link, "/proc/self/fd/%s", name);
+    ssize_t n = readlink(link, target, sizeof target - 1);
+    if (n <= 0)
+        return 0;
+    target[n] = '\0';
+    return strcmp(target, "anon_inode:[io_uring]") == 0;
+}
+
+/* The io_uring descriptors open now, as a bitmap of the first 4096 numbers. */
+static void uring_fds(uint8_t *set)
+{
+    memset(set, 0, 512);
     DIR *d = opendir("/proc/self/fd");
     if (d == NULL)
-        return v;
+        return;
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
-        char link[300], target[256], info[300];
-        snprintf(link, sizeof link, "/proc/self/fd/%s", de->d_name);
-        ssize_t n = readlink(link, target, sizeof target - 1);
-        if (n <= 0)
-            continue;
-        target[n] = '\0';
-        if (strcmp(target, "anon_inode:[io_uring]") != 0)
-            continue;
-        snprintf(info, sizeof info, "/proc/self/fdinfo/%s", de->d_name);
-        FILE *f = fopen(info, "r");
-        if (f == NULL)
-            continue;
-        char line[1200];
-        int slots = -1, listed = 0, ours = 0, in_files = 0;
-        while (fgets(line, sizeof line, f) != NULL) {
-            unsigned u;
-            if (sscanf(line, "UserFiles: %u", &u) == 1) {
-                slots = (int)u;
-                in_files = 1;
-                continue;
-            }
-            if (in_files && sscanf(line, " %u: ", &u) == 1) {
-                listed = 1;
-                if (strstr(line, dir) != NULL)
-                    ours++;
-            } else if (in_files) {
-                in_files = 0;
-            }
-        }
-        fclose(f);
-        if (slots == want_slots) {
-            v.slots = slots;
-            v.listed = listed || ours > 0;
-            v.ours = ours;
-        }
+        int fd = atoi(de->d_name);
+        if (fd >= 0 && fd < 4096 && is_uring(de->d_name))
+            set[fd / 8] |= (uint8_t)(1u << (fd % 8));
     }
     closedir(d);
+}
+
+static table_view read_table(const char *dir)
+{
+    table_view v = {-1, 0, 0};
+    char info[64];
+    snprintf(info, sizeof info, "/proc/self/fdinfo/%d", ring_fd);
+    FILE *f = ring_fd >= 0 ? fopen(info, "r") : NULL;
+    if (f == NULL)
+        return v;
+    char line[1200];
+    int in_files = 0;
+    while (fgets(line, sizeof line, f) != NULL) {
+        unsigned u;
+        if (sscanf(line, "UserFiles: %u", &u) == 1) {
+            v.slots = (int)u;
+            in_files = 1;
+            continue;
+        }
+        if (in_files && sscanf(line, " %u: ", &u) == 1) {
+            v.listed = 1;
+            if (strstr(line, dir) != NULL)
+                v.ours++;
+        } else if (in_files) {
+            in_files = 0;
+        }
+    }
+    fclose(f);
     return v;
 }
 
@@ -162,12 +173,12 @@ static void pause_ms(int ms)
 }
 
 /* The table as the kernel lists it, retried until it is listed (up to 2 s). */
-static table_view listed_table(const char *dir, int want_slots)
+static table_view listed_table(const char *dir)
 {
     table_view v = {-1, 0, 0};
     for (int i = 0; i < 200; i++) {
-        v = read_table(dir, want_slots);
-        if (v.slots < 0 || v.listed)
+        v = read_table(dir);
+        if (v.slots <= 0 || v.listed)
             return v;
         pause_ms(10);
     }
@@ -202,9 +213,19 @@ static int fds_under(const char *dir)
 /* Opens the default ring; 0 (and a loud skip) where it is not io_uring. */
 static int open_uring(nd_handle *ring)
 {
+    uint8_t before[512], after[512];
+    uring_fds(before);
     assert_status(ND_OK, nd_ring_open(DEPTH, 0, ring));
-    if (nd_ring_backend(*ring) == ND_RING_IO_URING)
+    uring_fds(after);
+    ring_fd = -1;
+    for (int fd = 0; fd < 4096; fd++)
+        if ((after[fd / 8] & ~before[fd / 8]) & (1u << (fd % 8)))
+            ring_fd = fd;
+    if (nd_ring_backend(*ring) == ND_RING_IO_URING) {
+        if (ring_fd < 0)
+            fail_msg("an io_uring ring, but no new io_uring descriptor in /proc/self/fd");
         return 1;
+    }
     tst_loud_skip("registered files of the io_uring ring",
                   "the kernel (or emulator) refused io_uring; the ring fell back to threads");
     nd_close(*ring);
@@ -315,17 +336,17 @@ static void test_registered_files(void **state)
     /* each of the 100 files in turn, all kept open: the least recently used
      * are replaced, and the table ends full of them */
     mixed_reads(e, ring, in, 3 * NFILES, 1, 0);
-    table_view v = listed_table(e->env.dir_path, 64);
-    if (v.slots < 0) {
-        /* no ring with a 64-slot table: registration was refused where the
-         * kernel allows it, or never tried */
-        fail_msg("the io_uring ring has no table of 64 registered files (/proc/self/fdinfo)");
+    table_view v = listed_table(e->env.dir_path);
+    if (v.slots != 64) {
+        /* registration was refused where the kernel allows it, or never tried */
+        fail_msg("the io_uring ring's table has %d registered slots, not 64 (/proc/self/fdinfo)",
+                 v.slots);
     }
     assert_true(v.listed);
     assert_int_equal(v.ours, 64);
     /* random files, closed and replaced under the reads */
     mixed_reads(e, ring, in, 4000, 1, 1);
-    v = listed_table(e->env.dir_path, 64);
+    v = listed_table(e->env.dir_path);
     assert_true(v.ours > 0);
     close_all(in);
     /* the ring goes idle, sweeps (at once, then after 1, 2, 4... s), and
@@ -334,7 +355,7 @@ static void test_registered_files(void **state)
      * the kernel skipped: the descriptors are what counts) */
     int left = -1, fds = -1;
     for (int i = 0; i < 1000; i++) {
-        v = read_table(e->env.dir_path, 64);
+        v = read_table(e->env.dir_path);
         left = v.ours;
         fds = fds_under(e->env.dir_path);
         if (left == 0 && fds == 0)
@@ -346,7 +367,7 @@ static void test_registered_files(void **state)
     /* and registers again when reads come back */
     open_all(e, in);
     mixed_reads(e, ring, in, 500, 2, 1);
-    v = listed_table(e->env.dir_path, 64);
+    v = listed_table(e->env.dir_path);
     assert_true(v.ours > 0);
     close_all(in);
     assert_status(ND_OK, nd_close(ring));
@@ -379,7 +400,7 @@ static void test_opt_out(void **state)
         return;
     open_all(e, in);
     mixed_reads(e, ring, in, 1000, 4, 1);
-    assert_int_equal(read_table(e->env.dir_path, 64).slots, -1);
+    assert_int_equal(read_table(e->env.dir_path).slots, 0);
     close_all(in);
     assert_status(ND_OK, nd_close(ring));
 }
@@ -404,9 +425,9 @@ static void test_register_fails(void **state)
         assert_int_equal(nd__fault_injected(ND_FAULT_REGISTER), 1);
         /* nothing tried after the failure */
         assert_int_equal(nd__fault_calls(ND_FAULT_REGISTER), nth);
-        table_view v = listed_table(e->env.dir_path, 64);
+        table_view v = listed_table(e->env.dir_path);
         if (nth == 1) {
-            assert_int_equal(v.slots, -1); /* no table */
+            assert_int_equal(v.slots, 0); /* no table */
         } else {
             assert_int_equal(v.slots, 64); /* a table, empty */
             assert_int_equal(v.ours, 0);
