@@ -129,6 +129,16 @@ static int file_index(uring_state *u, const nd_ring_op *op)
     return pick;
 }
 
+/* With sq_mu held, after a flush: the slots the reads just sent name may be
+ * replaced from now on, once the kernel has taken every SQE (it resolves a
+ * fixed file when it takes the SQE; one it left in the ring, after failing an
+ * earlier one, still names its slot and keeps it from being replaced). */
+static void next_batch(uring_state *u)
+{
+    if (io_uring_sq_ready(&u->ring) == 0)
+        u->batch++;
+}
+
 /* Submitter thread: lets go of the files no input uses any more (closing
  * them) and empties their slots; returns how many. */
 static int sweep(uring_state *u)
@@ -228,7 +238,7 @@ static void submit_batch(nd_ring *r, uring_state *u, const uint32_t *batch, int 
                 break;
             sent += k;
             k = 0;
-            u->batch++;
+            next_batch(u);
             sqe = prep(u, &r->ops[batch[i]], batch[i]);
         }
         if (sqe == NULL) {
@@ -239,7 +249,7 @@ static void submit_batch(nd_ring *r, uring_state *u, const uint32_t *batch, int 
     }
     if (rc == ND_OK && k > 0 && (rc = flush(u, sqes, k)) == ND_OK)
         sent += k;
-    u->batch++; /* every slot this batch used may be replaced from now on */
+    next_batch(u);
     /* a failed flush turned its SQEs into ignored NOPs: none of them went */
     for (int i = sent; i < n; i++) {
         nd_ring_op *op = &r->ops[batch[i]];
