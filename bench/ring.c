@@ -4,13 +4,15 @@
  * device and none is served from the page cache. Rows, all on the same file
  * in the same run, interleaved round by round:
  *
- *   - the device's random-read limit: fio at queue depth 32 (its own process);
+ *   - the device's random-read limit: fio at queue depth 32 (its own process),
+ *     plain and with the ring's registration (--registerfiles: the ring's
+ *     io_uring reads use registered files, not registered buffers);
  *   - the synchronous reads: a raw O_DIRECT pread loop (the baseline) and
  *     nd_read_bytes on an ND_IO_MERGE input, both at queue depth 1;
  *   - nativedir's ring at queue depth 32: io_uring, and the thread pool.
  *
  * Rates in IOPS (higher is better). Targets: io_uring >= 3x the pread loop
- * and >= 0.70 of fio. Every read is checked against the file's pattern, so a
+ * and >= 0.90 of fio with the same registration, paired in the same run. Every read is checked against the file's pattern, so a
  * broken path fails instead of winning.
  */
 #include <errno.h>
@@ -30,11 +32,12 @@
 #define BLOCK 4096
 #define QD 32
 #define FIO_ROW "fio randread QD32 (device limit)"
+#define FIO_REG_ROW "fio randread QD32 registerfiles (the ring's registration)"
 #define PREAD_ROW "raw pread O_DIRECT QD1"
 #define URING_ROW "nd_ring io_uring QD32"
 #define THREADS_ROW "nd_ring threads QD32 (ND_RING_FORCE_THREADS)"
 
-enum { RING_FIO, RING_PREAD, RING_ND_SYNC, RING_URING, RING_THREADS };
+enum { RING_FIO, RING_FIO_REG, RING_PREAD, RING_ND_SYNC, RING_URING, RING_THREADS };
 
 /* What every row of the group shares. */
 static struct {
@@ -163,7 +166,8 @@ static double json_number_after(const char *text, const char *key)
 
 /* Runs fio once with `engine` on `path`; 0 and *res on success, -1 if fio
  * failed or printed no read IOPS. */
-static int run_fio_once(const char *path, const char *engine, int count, fio_result *res)
+static int run_fio_once(const char *path, const char *engine, int registered, int count,
+                        fio_result *res)
 {
     char a_file[4300], a_engine[64], a_ios[64];
     snprintf(a_file, sizeof(a_file), "--filename=%s", path);
@@ -174,7 +178,11 @@ static int run_fio_once(const char *path, const char *engine, int count, fio_res
      * repeat (norandommap) as ours do; the same seed every run, as ours */
     char *argv[] = {R.fio, "--name=nd-ring-limit", a_file, "--readonly", "--rw=randread",
                     "--bs=4k", "--direct=1", "--iodepth=32", a_engine, a_ios,
-                    "--norandommap", "--randrepeat=1", "--output-format=json", NULL};
+                    "--norandommap", "--randrepeat=1", "--output-format=json", NULL, NULL};
+    /* registered files, as the ring's io_uring backend uses them; no fixed
+     * buffers (the ring reads into the caller's memory) and no SQ polling */
+    if (registered)
+        argv[13] = "--registerfiles=1";
     int fds[2];
     if (pipe(fds) != 0)
         die("pipe: %s", strerror(errno));
@@ -232,19 +240,21 @@ static double run_fio(bench *b, void *vctx, run_out *out)
 {
     ring_ctx *c = vctx;
     fio_result res = {0};
+    /* libaio has no registered files: there the row runs plain */
+    int reg = c->kind == RING_FIO_REG && strcmp(R.fio_engine, "libaio") != 0;
     if (R.fio_engine[0] == '\0') {
         /* the first run picks the engine: io_uring, or libaio where fio's
          * io_uring is refused (old kernel, seccomp) */
-        if (run_fio_once(R.path, "io_uring", c->count, &res) == 0) {
+        if (run_fio_once(R.path, "io_uring", reg, c->count, &res) == 0) {
             snprintf(R.fio_engine, sizeof(R.fio_engine), "io_uring");
         } else {
             fprintf(stderr, "\nnd_bench: RingRandomQD32: fio --ioengine=io_uring failed; the "
                             "device limit is measured with libaio instead\n\n");
             snprintf(R.fio_engine, sizeof(R.fio_engine), "libaio");
-            if (run_fio_once(R.path, "libaio", c->count, &res) != 0)
+            if (run_fio_once(R.path, "libaio", 0, c->count, &res) != 0)
                 die("RingRandomQD32: fio failed with io_uring and libaio on %s", R.path);
         }
-    } else if (run_fio_once(R.path, R.fio_engine, c->count, &res) != 0) {
+    } else if (run_fio_once(R.path, R.fio_engine, reg, c->count, &res) != 0) {
         die("RingRandomQD32: fio --ioengine=%s failed on %s", R.fio_engine, R.path);
     }
     out->ops = res.total_ios;
@@ -257,12 +267,12 @@ int bench_fio_randread(const char *path, int count, char *engine, size_t cap, fi
 {
     if (R.fio[0] == '\0' && !find_fio())
         return -1;
-    if (run_fio_once(path, "io_uring", count, res) == 0) {
+    if (run_fio_once(path, "io_uring", 0, count, res) == 0) {
         snprintf(engine, cap, "io_uring");
         return 0;
     }
     snprintf(engine, cap, "libaio");
-    return run_fio_once(path, "libaio", count, res);
+    return run_fio_once(path, "libaio", 0, count, res);
 }
 
 /* ---- the synchronous reads and the ring ---- */
@@ -391,8 +401,9 @@ static row *queue_row(const char *name, const char *baseline, int kind, int coun
     ring_ctx c = {kind, count, aligned_or_die(BLOCK, (size_t)QD * BLOCK)};
     row *r = bench_row("RingRandomQD32", name, baseline);
     r->unit = "IOPS";
-    if (kind != RING_FIO && R.fio[0] != '\0' && kind != RING_PREAD)
-        snprintf(r->also, sizeof(r->also), "%s", FIO_ROW);
+    /* the ring's io_uring row is set against fio with the same registration */
+    if (kind != RING_FIO && kind != RING_FIO_REG && R.fio[0] != '\0' && kind != RING_PREAD)
+        snprintf(r->also, sizeof(r->also), "%s", kind == RING_URING ? FIO_REG_ROW : FIO_ROW);
     snprintf(r->note, sizeof(r->note), "%s", note);
     bench_queue(r, fn, &c, sizeof(c), free_ctx);
     return r;
@@ -442,6 +453,7 @@ void bench_ring(bench *b)
     long long mib = (long long)(b->ring_size >> 20);
     if (find_fio()) {
         queue_row(FIO_ROW, PREAD_ROW, RING_FIO, n32, run_fio, ""); /* the note names the engine */
+        queue_row(FIO_REG_ROW, PREAD_ROW, RING_FIO_REG, n32, run_fio, "");
     } else {
         fprintf(stderr, "\nnd_bench: RingRandomQD32: WARNING: fio is not installed "
                         "(scripts/deps.sh installs it): the device's random-read limit is "
@@ -470,6 +482,13 @@ void bench_ring(bench *b)
                  "fio --rw=randread --bs=4k --direct=1 --iodepth=32 --ioengine=%s "
                  "--number_ios=%d on the same file (its own random offsets); cpu from fio's "
                  "usr_cpu + sys_cpu", R.fio_engine, n32);
+    row *fio_reg = bench_find("RingRandomQD32", FIO_REG_ROW);
+    if (fio_reg != NULL)
+        snprintf(fio_reg->note, sizeof(fio_reg->note),
+                 "the row above with --registerfiles=1 (%s), as the ring registers its files; "
+                 "no --fixedbufs (the ring reads into the caller's buffers), no --sqthread_poll",
+                 strcmp(R.fio_engine, "io_uring") == 0 ? "io_uring"
+                                                       : "NOT registered: libaio has no such option");
     free(R.offsets);
     R.offsets = NULL;
     nd_check(nd_close(R.nd_dir), "nd_close(dir)");
@@ -481,10 +500,10 @@ void bench_ring_targets(void)
     row *r = bench_find("RingRandomQD32", URING_ROW);
     if (r == NULL)
         return;
-    snprintf(r->target, sizeof(r->target), ">= 3x pread, >= 0.70 fio");
-    snprintf(r->also, sizeof(r->also), "%s", FIO_ROW);
-    snprintf(r->also_target, sizeof(r->also_target), ">= 0.70");
-    r->also_met = r->also_ratio >= 0.70; /* unknown (fio missing) is not met */
+    snprintf(r->target, sizeof(r->target), ">= 3x pread, >= 0.90 fio registerfiles");
+    snprintf(r->also, sizeof(r->also), "%s", FIO_REG_ROW);
+    snprintf(r->also_target, sizeof(r->also_target), ">= 0.90");
+    r->also_met = r->also_ratio >= 0.90; /* unknown (fio missing) is not met */
     int uring = R.uring_backend == ND_RING_IO_URING;
     r->met = uring && r->ratio >= 3.0 && r->also_met;
     size_t len = strlen(r->note);
@@ -495,4 +514,17 @@ void bench_ring_targets(void)
     else if (r->also_ratio < 0)
         snprintf(r->note + len, sizeof(r->note) - len,
                  "; the device limit is MISSING (fio not installed): target not met");
+    row *plain = bench_find("RingRandomQD32", FIO_ROW);
+    len = strlen(r->note);
+    if (plain != NULL && plain->median > 0) /* the figure issue 8 set its target on */
+        snprintf(r->note + len, sizeof(r->note) - len, "; vs plain fio (no registration): %.3f",
+                 r->median / plain->median);
+    /* ">= 3x pread" asks as much of the device as of the ring: where fio
+     * itself reaches less than 3x the QD1 loop, say so beside the miss */
+    row *reg = bench_find("RingRandomQD32", FIO_REG_ROW);
+    double device = reg != NULL && reg->ratio > 0 ? reg->ratio : plain != NULL ? plain->ratio : -1;
+    len = strlen(r->note);
+    if (r->ratio < 3.0 && device > 0 && device < 3.0)
+        snprintf(r->note + len, sizeof(r->note) - len,
+                 "; the device itself gave only %.2fx pread at QD32 (fio) in this run", device);
 }

@@ -56,7 +56,8 @@ foreach(g Write WriteSync ReadSequential ReadByteSequential ReadRandom Concurren
 endforeach()
 # RingRandomQD32: every row, in IOPS; the io_uring row carries its ratio to fio.
 # fio is a dependency (scripts/deps.sh): a missing device limit fails here, loudly.
-set(ring_rows "fio randread QD32 (device limit)" "raw pread O_DIRECT QD1"
+set(ring_rows "fio randread QD32 (device limit)"
+    "fio randread QD32 registerfiles (the ring's registration)" "raw pread O_DIRECT QD1"
     "nd_read_bytes (ND_IO_MERGE) QD1" "nd_ring io_uring QD32"
     "nd_ring threads QD32 (ND_RING_FORCE_THREADS)")
 foreach(want IN LISTS ring_rows)

@@ -21,7 +21,8 @@ typedef enum {
     ND_FAULT_ALLOC = 5,  /* malloc/calloc/realloc/strdup and aligned buffers: NULL */
     ND_FAULT_HANDLE = 6, /* a handle-table slot: the table is full */
     ND_FAULT_THREAD = 7, /* creating a ring's worker thread */
-    ND_FAULT_POINTS = 8
+    ND_FAULT_REGISTER = 8, /* io_uring_register of a ring's files: it falls back to plain fds */
+    ND_FAULT_POINTS = 9
 } nd_fault_point;
 /* The points above that stand for I/O system calls (the others are resources). */
 #define ND_FAULT_IO_POINTS 5

@@ -91,16 +91,41 @@ static uintptr_t this_thread(void)
     return (uintptr_t)&thread_tag;
 }
 
-static void file_release(nd_file *f)
+static void file_destroy(nd_file *f)
 {
-    if (atomic_fetch_sub_explicit(&f->refs, 1, memory_order_acq_rel) != 1)
-        return;
     if (f->map != NULL)
         nd__os_unmap(f->map, f->size, f->map_token);
     nd__os_close_file(f->fd);
     nd__mutex_free(f->bounce_mu);
     nd__os_aligned_free(f->bounce);
     free(f);
+}
+
+static void file_release(nd_file *f)
+{
+    if (atomic_fetch_sub_explicit(&f->refs, 1, memory_order_acq_rel) == 1)
+        file_destroy(f);
+}
+
+void nd__file_hold(void *file)
+{
+    atomic_fetch_add_explicit(&((nd_file *)file)->refs, 1, memory_order_relaxed);
+}
+
+void nd__file_drop(void *file)
+{
+    file_release(file);
+}
+
+int nd__file_drop_if_last(void *file)
+{
+    nd_file *f = file;
+    int one = 1;
+    if (!atomic_compare_exchange_strong_explicit(&f->refs, &one, 0, memory_order_acq_rel,
+                                                 memory_order_relaxed))
+        return 0;
+    file_destroy(f);
+    return 1;
 }
 
 /* The closing thread cannot be reading a window it took itself: drop its pin
@@ -331,7 +356,7 @@ static ND_HOT int64_t nd_read_cached_impl(nd_handle input, int64_t offset, void 
 }
 
 int32_t nd__input_begin_async(nd_handle h, int64_t off, void *dst, int64_t len, nd_os_file *fd,
-                              int64_t *file_off, int64_t *result)
+                              int64_t *file_off, int64_t *result, void **file)
 {
     nd_input *in;
     int32_t rc = positional_get(h, off, dst, len, &in);
@@ -343,6 +368,7 @@ int32_t nd__input_begin_async(nd_handle h, int64_t off, void *dst, int64_t len, 
     int async = f->strategy == ND_STRATEGY_BUFFERED || f->strategy == ND_STRATEGY_DROP_BEHIND ||
                 (f->strategy == ND_STRATEGY_DIRECT && (uintptr_t)dst % a == 0 &&
                  (uint64_t)at % a == 0 && (uint64_t)len % a == 0);
+    *file = f;
     if (async && len > 0) {
         *fd = f->fd;
         *file_off = at;

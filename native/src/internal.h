@@ -140,7 +140,19 @@ int32_t nd__dir_get(nd_handle h, nd_dir **out);
  * and *file_off; otherwise (a mapping, an unaligned direct read) does it now,
  * sets *fd to ND_OS_FILE_INVALID and *result to its outcome. */
 int32_t nd__input_begin_async(nd_handle h, int64_t off, void *dst, int64_t len, nd_os_file *fd,
-                              int64_t *file_off, int64_t *result);
+                              int64_t *file_off, int64_t *result, void **file);
+
+/* input.c, for the io_uring ring's registered files (posix/ring_uring.c):
+ * `file` is what nd__input_begin_async set *file to, the open file behind an
+ * input (shared by its clones and slices; unique while anything holds it).
+ * The ring holds it while its descriptor is registered, so that the key
+ * cannot be reused by another file, and lets go once no input uses it. */
+void nd__file_hold(void *file);
+void nd__file_drop(void *file);
+/* Drops the caller's reference only if it is the last one (no input, clone,
+ * slice or read in flight uses the file any more; none can appear, since
+ * they come from an input): 1 if it did (the file is closed), 0 if not. */
+int nd__file_drop_if_last(void *file);
 
 /* input.c, for prefetch.c: what prefetch and advice need of input `h`, with a
  * reference taken (drop it with nd__handle_put(h)). `hits` is the file's

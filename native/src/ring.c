@@ -131,11 +131,13 @@ static int32_t take_slot(nd_ring *r, uint32_t *out_index)
 /* Hands op `index` (its input already held by nd__input_begin_async) to the
  * backend; on failure drops the input and the slot. */
 static int32_t start_op(nd_ring *r, uint32_t index, nd_handle input, uint8_t *dst, int64_t len,
-                        uint64_t tag, nd_os_file fd, int64_t file_off, int64_t result)
+                        uint64_t tag, nd_os_file fd, void *file, int64_t file_off,
+                        int64_t result)
 {
     nd_ring_op *op = &r->ops[index];
     op->input = input;
     op->fd = fd;
+    op->file = file;
     op->off = file_off;
     op->dst = dst;
     op->left = (size_t)(len > 0 ? len : 0);
@@ -163,11 +165,12 @@ static int32_t nd_ring_submit_read_impl(nd_handle ring, nd_handle input, int64_t
     if (rc == ND_OK) {
         nd_os_file fd;
         int64_t file_off = 0, result = 0;
-        rc = nd__input_begin_async(input, offset, dst, len, &fd, &file_off, &result);
+        void *file = NULL;
+        rc = nd__input_begin_async(input, offset, dst, len, &fd, &file_off, &result, &file);
         if (rc != ND_OK)
             free_slot(r, index);
         else
-            rc = start_op(r, index, input, dst, len, tag, fd, file_off, result);
+            rc = start_op(r, index, input, dst, len, tag, fd, file, file_off, result);
     }
     nd__handle_put(ring);
     return rc;

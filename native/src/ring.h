@@ -12,6 +12,7 @@
 typedef struct {
     nd_handle input; /* held from submit to completion */
     nd_os_file fd;   /* ND_OS_FILE_INVALID: already done at submit */
+    void *file;      /* the open file behind input (its key in registered-file tables) */
     int64_t off;     /* file offset of the first byte still to read */
     uint8_t *dst;    /* where that byte goes */
     size_t left;     /* bytes still to read */

@@ -29,10 +29,30 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #define WAKE_TAG UINT64_MAX /* user_data of the NOP that wakes a reaper */
 #define SUBMIT_BATCH 64     /* reads the submitter sends per system call, at most */
+/* Registered descriptors per ring. Enough for the files a search reads at once
+ * (a segment's few files, a handful of segments); more are served by replacing
+ * the least recently used one, which costs one io_uring_register call. */
+#define FILE_SLOTS 64
+/* Files no input uses any more are let go when the submitter goes idle, at
+ * least every this many batches while it is busy, and after 1 s asleep, then
+ * 2, 4, 8 and every 16 s while nothing is let go (an idle process holding
+ * inputs open is woken rarely): a registered descriptor keeps its file open,
+ * and a deleted file's space in use. */
+#define SWEEP_BATCHES 256
+#define SWEEP_IDLE_MS 1000
+#define SWEEP_IDLE_MAX_MS 16000
+
+/* One registered descriptor: the ring holds `file` (nd__file_hold) while its
+ * descriptor sits in the kernel's table, so the key stays unique. */
+typedef struct {
+    void *file;    /* NULL: the slot is empty */
+    uint64_t used; /* the batch that last used it: the oldest is replaced first */
+} file_slot;
 
 typedef struct {
     struct io_uring ring;
@@ -46,7 +66,97 @@ typedef struct {
     int waiting; /* the submitter sleeps on hand_cv */
     int started;
     pthread_t submitter;
+    /* registered files: touched by the submitter thread only (and by
+     * uring_free once it has stopped), so they need no lock */
+    int files_on;        /* the table is registered and registering has not failed */
+    uint32_t files_top;  /* slots [files_top, FILE_SLOTS) were never filled */
+    uint32_t files_held; /* slots holding a file */
+    uint32_t last;       /* the slot found last (runs of reads of one file) */
+    uint64_t batch;      /* batches sent so far */
+    uint64_t swept;      /* the batch of the last sweep */
+    file_slot files[FILE_SLOTS];
 } uring_state;
+
+/* Submitter thread: the registered slot of op's file, registering it on first
+ * use (an empty slot, else the least recently used one that no read of the
+ * batch being prepared refers to); -1: this read uses the plain descriptor. */
+static int file_index(uring_state *u, const nd_ring_op *op)
+{
+    if (!u->files_on || op->file == NULL)
+        return -1;
+    file_slot *fs = u->files;
+    if (fs[u->last].file == op->file) {
+        fs[u->last].used = u->batch;
+        return (int)u->last;
+    }
+    int empty = -1, old = -1;
+    for (uint32_t i = 0; i < u->files_top; i++) {
+        if (fs[i].file == op->file) {
+            fs[i].used = u->batch;
+            u->last = i;
+            return (int)i;
+        }
+        if (fs[i].file == NULL)
+            empty = empty < 0 ? (int)i : empty;
+        else if (fs[i].used < u->batch && (old < 0 || fs[i].used < fs[old].used))
+            old = (int)i;
+    }
+    int pick = empty >= 0 ? empty : u->files_top < FILE_SLOTS ? (int)u->files_top : old;
+    if (pick < 0)
+        return -1;
+    int fd = (int)op->fd;
+    /* replacing a descriptor is safe with reads of the old one in flight: each
+     * read took its own reference to the file when it was submitted */
+    int rc = ND_FAULT(ND_FAULT_REGISTER) ? -errno
+                                         : io_uring_register_files_update(&u->ring, (unsigned)pick,
+                                                                          &fd, 1);
+    if (rc != 1) {
+        /* whatever refused it (memory, a seccomp filter, an emulator) would
+         * refuse the next one too: plain descriptors from now on */
+        u->files_on = 0;
+        return -1;
+    }
+    if (fs[pick].file != NULL)
+        nd__file_drop(fs[pick].file);
+    else
+        u->files_held++;
+    nd__file_hold(op->file);
+    fs[pick].file = op->file;
+    fs[pick].used = u->batch;
+    if ((uint32_t)pick == u->files_top)
+        u->files_top++;
+    u->last = (uint32_t)pick;
+    return pick;
+}
+
+/* With sq_mu held, after a flush: the slots the reads just sent name may be
+ * replaced from now on, once the kernel has taken every SQE (it resolves a
+ * fixed file when it takes the SQE; one it left in the ring, after failing an
+ * earlier one, still names its slot and keeps it from being replaced). */
+static void next_batch(uring_state *u)
+{
+    if (io_uring_sq_ready(&u->ring) == 0)
+        u->batch++;
+}
+
+/* Submitter thread: lets go of the files no input uses any more (closing
+ * them) and empties their slots; returns how many. */
+static int sweep(uring_state *u)
+{
+    int freed = 0;
+    u->swept = u->batch;
+    for (uint32_t i = 0; i < u->files_top; i++) {
+        if (u->files[i].file == NULL || !nd__file_drop_if_last(u->files[i].file))
+            continue;
+        int none = -1;
+        /* if this fails the kernel keeps the file open until the slot is reused */
+        (void)io_uring_register_files_update(&u->ring, i, &none, 1);
+        u->files[i].file = NULL;
+        u->files_held--;
+        freed++;
+    }
+    return freed;
+}
 
 /* With sq_mu held: fills an SQE for op (NULL: a NOP that only wakes a
  * reaper; an op done at submit: a NOP carrying its completion), or returns
@@ -56,11 +166,16 @@ static struct io_uring_sqe *prep(uring_state *u, nd_ring_op *op, uint64_t user_d
     struct io_uring_sqe *sqe = io_uring_get_sqe(&u->ring);
     if (sqe == NULL)
         return NULL;
-    if (op == NULL || op->fd == ND_OS_FILE_INVALID)
+    if (op == NULL || op->fd == ND_OS_FILE_INVALID) {
         io_uring_prep_nop(sqe);
-    else
-        io_uring_prep_read(sqe, (int)op->fd, op->dst, (unsigned)(op->left > 0x7ffff000u ? 0x7ffff000u : op->left),
+    } else {
+        int slot = file_index(u, op);
+        io_uring_prep_read(sqe, slot >= 0 ? slot : (int)op->fd, op->dst,
+                           (unsigned)(op->left > 0x7ffff000u ? 0x7ffff000u : op->left),
                            (uint64_t)op->off);
+        if (slot >= 0) /* no fget/fput of the descriptor per read */
+            sqe->flags |= IOSQE_FIXED_FILE;
+    }
     io_uring_sqe_set_data64(sqe, user_data);
     if (op != NULL) /* every read of op's fields is above: publish before the kernel sees it */
         atomic_fetch_add_explicit(&op->published, 1, memory_order_release);
@@ -123,6 +238,7 @@ static void submit_batch(nd_ring *r, uring_state *u, const uint32_t *batch, int 
                 break;
             sent += k;
             k = 0;
+            next_batch(u);
             sqe = prep(u, &r->ops[batch[i]], batch[i]);
         }
         if (sqe == NULL) {
@@ -133,6 +249,7 @@ static void submit_batch(nd_ring *r, uring_state *u, const uint32_t *batch, int 
     }
     if (rc == ND_OK && k > 0 && (rc = flush(u, sqes, k)) == ND_OK)
         sent += k;
+    next_batch(u);
     /* a failed flush turned its SQEs into ignored NOPs: none of them went */
     for (int i = sent; i < n; i++) {
         nd_ring_op *op = &r->ops[batch[i]];
@@ -154,13 +271,45 @@ static void *submitter(void *arg)
     uint32_t batch[SUBMIT_BATCH];
     pthread_mutex_lock(&u->hand_mu);
     for (;;) {
+        int idle_swept = 0;
+        long idle_ms = SWEEP_IDLE_MS;
         while (u->hand.count == 0 && !u->stopping) {
+            if (u->files_held > 0 && !idle_swept) {
+                pthread_mutex_unlock(&u->hand_mu);
+                int freed = sweep(u);
+                pthread_mutex_lock(&u->hand_mu);
+                idle_swept = 1;
+                if (freed > 0)
+                    idle_ms = SWEEP_IDLE_MS;
+                continue;
+            }
             u->waiting = 1;
-            pthread_cond_wait(&u->hand_cv, &u->hand_mu);
+            if (u->files_held > 0) {
+                /* a file closed while the ring sleeps must not stay open for good */
+                struct timespec t;
+                clock_gettime(CLOCK_MONOTONIC, &t);
+                t.tv_sec += idle_ms / 1000;
+                t.tv_nsec += (idle_ms % 1000) * 1000000L;
+                if (t.tv_nsec >= 1000000000L) {
+                    t.tv_sec++;
+                    t.tv_nsec -= 1000000000L;
+                }
+                if (pthread_cond_timedwait(&u->hand_cv, &u->hand_mu, &t) == ETIMEDOUT) {
+                    idle_swept = 0;
+                    idle_ms = idle_ms * 2 > SWEEP_IDLE_MAX_MS ? SWEEP_IDLE_MAX_MS : idle_ms * 2;
+                }
+            } else {
+                pthread_cond_wait(&u->hand_cv, &u->hand_mu);
+            }
             u->waiting = 0;
         }
         if (u->hand.count == 0)
             break;
+        if (u->batch - u->swept >= SWEEP_BATCHES) {
+            pthread_mutex_unlock(&u->hand_mu);
+            sweep(u);
+            pthread_mutex_lock(&u->hand_mu);
+        }
         int n = 0;
         while (n < SUBMIT_BATCH && u->hand.count > 0)
             batch[n++] = nd__fifo_pop(&u->hand);
@@ -311,6 +460,9 @@ static void uring_free(nd_ring *r)
     pthread_mutex_unlock(&u->hand_mu);
     if (u->started)
         pthread_join(u->submitter, NULL);
+    for (uint32_t i = 0; i < u->files_top; i++)
+        if (u->files[i].file != NULL)
+            nd__file_drop(u->files[i].file);
     pthread_cond_destroy(&u->hand_cv);
     pthread_mutex_destroy(&u->hand_mu);
     free(u->hand.items);
@@ -318,6 +470,28 @@ static void uring_free(nd_ring *r)
     nd__mutex_free(u->sq_mu);
     nd__mutex_free(u->cq_mu);
     free(u);
+}
+
+/* An empty table of FILE_SLOTS registered descriptors: 1, or 0 where it is
+ * refused (the ring then reads through plain descriptors). */
+static int register_file_table(uring_state *u)
+{
+    if (getenv("ND_RING_NO_REGISTER") != NULL) /* an opt-out, and the tests' comparison */
+        return 0;
+    /* liburing raises RLIMIT_NOFILE itself when the table is larger than it: a
+     * library must not change its process's limits */
+    struct rlimit lim;
+    if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur < FILE_SLOTS * 2)
+        return 0;
+    if (ND_FAULT(ND_FAULT_REGISTER))
+        return 0;
+    if (io_uring_register_files_sparse(&u->ring, FILE_SLOTS) == 0)
+        return 1;
+    /* before Linux 5.19: a table of empty (-1) entries */
+    int empty[FILE_SLOTS];
+    for (int i = 0; i < FILE_SLOTS; i++)
+        empty[i] = -1;
+    return io_uring_register_files(&u->ring, empty, FILE_SLOTS) == 0;
 }
 
 static const nd_ring_backend_ops uring_ops = {uring_start, uring_reap, uring_wake, uring_drain,
@@ -355,7 +529,12 @@ int32_t nd__ring_native_init(nd_ring *r)
         return nd__fail(ND_E_NO_MEMORY, "ring: out of memory");
     }
     pthread_mutex_init(&u->hand_mu, NULL);
-    pthread_cond_init(&u->hand_cv, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* the idle sweep's timeout */
+    pthread_cond_init(&u->hand_cv, &ca);
+    pthread_condattr_destroy(&ca);
+    u->files_on = register_file_table(u);
     r->impl = u;
     r->vt = &uring_ops;
     r->backend = ND_RING_IO_URING;
