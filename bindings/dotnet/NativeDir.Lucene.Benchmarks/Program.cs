@@ -21,7 +21,10 @@ namespace NativeDir.Lucene.Benchmarks
     /// --verify: every workload once on small sizes, results checked, nothing timed;
     /// --only Type,Type: only those benchmark classes (FileReads, FileWrite, DeviceLimit,
     /// ParallelSearch, Indexing);
-    /// --cache-check: how much of a just-written merge file each directory leaves in the page cache.
+    /// --cache-check: how much of a just-written merge file each directory leaves in the page cache;
+    /// --time-index Dir [--runs N]: the indexing workload alone, timed per run;
+    /// --profile-index Dir,Dir [--runs N]: the indexing workload with every Directory and
+    /// IndexOutput call counted and timed, per directory (CallProfile.cs).
     /// </summary>
     public static class Program
     {
@@ -33,6 +36,8 @@ namespace NativeDir.Lucene.Benchmarks
                 return Verify();
             if (Arg(args, "--time-index") is string k)
                 return TimeIndex(Enum.Parse<Dir>(k), int.Parse(Arg(args, "--runs") ?? "5"));
+            if (Arg(args, "--profile-index") is string pk)
+                return CallProfile.Run(pk.Split(',').Select(Enum.Parse<Dir>).ToArray(), int.Parse(Arg(args, "--runs") ?? "3"));
             if (args.Contains("--cache-check"))
                 return CacheCheck(Arg(args, "--out") ?? Path.Combine(dir, "cache.json"));
             return Run(Arg(args, "--artifacts") ?? Path.Combine(dir, "artifacts"), args.Contains("--quick"), Arg(args, "--only"));
@@ -143,10 +148,14 @@ namespace NativeDir.Lucene.Benchmarks
             for (int r = 0; r < runs; r++)
             {
                 Dirs.Clear(p);
+                TimeSpan cpu = Process.GetCurrentProcess().TotalProcessorTime;
                 var sw = Stopwatch.StartNew();
                 using (var d = Dirs.Open(kind, p))
                     SearchWorkload.Index(d, docs);
-                Console.WriteLine($"{kind} index {docs.Count} docs: {sw.Elapsed.TotalMilliseconds:F1} ms");
+                double ms = sw.Elapsed.TotalMilliseconds;
+                cpu = Process.GetCurrentProcess().TotalProcessorTime - cpu;
+                // CPU time of every thread: under load, steadier than the wall clock
+                Console.WriteLine($"{kind} index {docs.Count} docs: {ms:F1} ms (CPU {cpu.TotalMilliseconds:F1} ms)");
             }
             return 0;
         }
