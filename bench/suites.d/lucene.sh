@@ -32,6 +32,8 @@ rounds=15
 [ "${ND_BENCH_QUICK:-0}" = 1 ] && rounds=5
 echo "-- indexing, paired: $rounds rounds, each directory once per round (the Indexing row's per-round ratio)"
 dotnet "$dll" --paired-index "$rounds" --dir "$scratch/paired" --out "$scratch/paired-index.json" ${quick[@]+"${quick[@]}"}
+echo "-- durable write, paired: $rounds rounds of raw O_DIRECT, NativeDir.Lucene and SimpleFS (the WriteSync row's per-round ratio)"
+dotnet "$dll" --paired-write "$rounds" --dir "$scratch/paired" --out "$scratch/paired-write.json" ${quick[@]+"${quick[@]}"}
 
 /usr/bin/python3 - "$scratch" "$out/lucene.json" "$mib" "$(uname -srm)" <<'PY'
 import glob, json, sys, datetime
@@ -47,6 +49,7 @@ for f in glob.glob(f"{scratch}/artifacts/results/*-report-full.json"):
             "runs": st["N"], "alloc_bytes": (b.get("Memory") or {}).get("BytesAllocatedPerOperation")}
 cache = json.load(open(f"{scratch}/cache.json"))
 paired_index = json.load(open(f"{scratch}/paired-index.json"))
+paired_write = json.load(open(f"{scratch}/paired-write.json"))  # {} where raw O_DIRECT is not measured
 c = json.load(open(f"{scratch}/c-out/c.json"))
 raw = next(r for r in c["results"] if r["group"] == "WriteSync" and r["baseline"] is None)
 
@@ -56,6 +59,11 @@ NAMES = {"NativeDir": "NativeDir.Lucene NativeFSDirectory", "SimpleFS": "Lucene.
 DIRS = list(NAMES)
 BUILTIN_FS = ["SimpleFS", "NIOFS", "MMap"]  # durable built-ins: RAM keeps nothing on disk
 results = []
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
 
 def row(group, name, s, baseline=None, base=None, target=None, met=None, note=None, **extra):
     r = {"group": group, "name": name, "unit": "ms", "median": round(s["median"], 4),
@@ -100,6 +108,10 @@ for d in DIRS:
     s = bdn[("FileWrite", "Write", d)]
     extra = {"cached_pct": cache.get(d)}
     if d == "NativeDir":
+        if paired_write.get("raw") and paired_write.get(d):
+            # the median of per-round ratios to raw O_DIRECT written back to back (--paired-write)
+            extra["ratio_paired"] = round(median(
+                [a / b for a, b in zip(paired_write[d], paired_write["raw"])]), 3)
         r1 = s["median"] / raw["median"]
         met = r1 <= 1.25 and s["median"] <= simple["median"] and (cache.get(d) or 0) <= 5
         row("WriteSync", NAMES[d], s, rawname, rawrow,
@@ -109,11 +121,6 @@ for d in DIRS:
     else:
         row("WriteSync", NAMES[d], s, rawname, rawrow,
             note="RAM: nothing reaches the disk" if d == "RAM" else "output + Sync", **extra)
-
-def median(xs):
-    xs = sorted(xs)
-    n = len(xs)
-    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
 
 def best_table(group, typ, method, target, check, note, per_op=None, paired=None):
     best = min(BUILTIN_FS, key=lambda d: bdn[(typ, method, d)]["median"])

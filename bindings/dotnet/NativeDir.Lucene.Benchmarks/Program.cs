@@ -26,6 +26,8 @@ namespace NativeDir.Lucene.Benchmarks
     /// --paired-index N [--out F] [--quick]: N rounds of the indexing workload, each round indexing
     /// once with every on-disk directory in turn (the order rotating), times written as JSON for
     /// lucene.sh's per-round ratio;
+    /// --paired-write N [--out F] [--quick]: N rounds of the durable write, each round writing once
+    /// with raw O_DIRECT (no library), NativeDir.Lucene and SimpleFS in turn (PairedWrite.cs);
     /// --profile-index Dir,Dir [--runs N]: the indexing workload with every Directory and
     /// IndexOutput call counted and timed, per directory (CallProfile.cs).
     /// </summary>
@@ -41,6 +43,9 @@ namespace NativeDir.Lucene.Benchmarks
                 return TimeIndex(Enum.Parse<Dir>(k), int.Parse(Arg(args, "--runs") ?? "5"));
             if (Arg(args, "--paired-index") is string rounds)
                 return PairedIndex(int.Parse(rounds), Arg(args, "--out") ?? Path.Combine(dir, "paired-index.json"),
+                    args.Contains("--quick"));
+            if (Arg(args, "--paired-write") is string wrounds)
+                return PairedWrite.Run(int.Parse(wrounds), Arg(args, "--out") ?? Path.Combine(dir, "paired-write.json"),
                     args.Contains("--quick"));
             if (Arg(args, "--profile-index") is string pk)
                 return CallProfile.Run(pk.Split(',').Select(Enum.Parse<Dir>).ToArray(), int.Parse(Arg(args, "--runs") ?? "3"));
