@@ -148,6 +148,16 @@ namespace NativeDir.Lucene.Benchmarks
                 limit.Cleanup();
             }
             Check(new FileInfo(Path.Combine(Dirs.PathOf(Dir.NativeDir, "limit"), "raw")).Length == len, "DeviceLimit DirectWriteSync length");
+            // lucene.sh's paired rounds: one round each, every directory timed once
+            string pairedIndex = Path.Combine(Dirs.Scratch, "verify-paired-index.json");
+            PairedIndex(1, pairedIndex, quick: true);
+            Check(File.ReadAllText(pairedIndex).Split('[').Length == 5, "paired indexing: 4 directories timed");
+            string pairedWrite = Path.Combine(Dirs.Scratch, "verify-paired-write.json");
+            PairedWrite.Run(1, pairedWrite, quick: true);
+            Check(!OperatingSystem.IsLinux() || File.ReadAllText(pairedWrite).Split('[').Length == 4,
+                "paired durable write: raw, NativeDir and SimpleFS timed");
+            Check(new FileInfo(Path.Combine(Dirs.PathOf(Dir.NativeDir, "paired-write"), "w")).Length == 4L << 20,
+                "paired durable write: NativeDir's file length");
             return 0;
         }
 
