@@ -88,7 +88,7 @@ internal sealed record Args(string Dir, string Out, int MiB, int RandomReads, in
 /// <summary>rows.json: what the converter needs beside BenchmarkDotNet's numbers.</summary>
 internal static class Rows
 {
-    public static string Describe(Type[] suites, int mib, int randomReads, Dictionary<string, long> threadAlloc)
+    public static string Describe(Type[] suites, int mib, int randomReads, Dictionary<string, Allocations> probed)
     {
         var rows = new Dictionary<string, object?>();
         foreach (Type t in suites)
@@ -109,7 +109,9 @@ internal static class Rows
                     ["faster_than"] = RowName(row.FasterThan),
                     ["min_speedup"] = row.MinSpeedup > 0 ? row.MinSpeedup : null,
                     ["zero_alloc"] = row.ZeroAlloc,
-                    ["thread_alloc_bytes"] = threadAlloc.TryGetValue($"{t.Name}.{m.Name}", out long a) ? a : null,
+                    ["thread_alloc_bytes"] = probed.TryGetValue($"{t.Name}.{m.Name}", out Allocations? a) ? a.Thread : null,
+                    ["all_thread_alloc_bytes"] = a?.AllThreads,
+                    ["ops_per_invocation"] = a?.Operations,
                     ["note"] = row.Note,
                 };
             }
@@ -131,13 +133,19 @@ internal static class Rows
 /// allocations process-wide in-process, and a few KiB from the host's background threads land on
 /// random rows (baselines included). Each zero-alloc benchmark runs twice to warm up (the first
 /// call pays for one-time initialisation), then once between two reads of
-/// GC.GetAllocatedBytesForCurrentThread.
+/// GC.GetAllocatedBytesForCurrentThread. Where a class says how many operations an invocation
+/// is (IOperationCount), every thread's allocations are also counted, as MemoryDiagnoser counts
+/// them (GC.GetTotalAllocatedBytes), the least of three invocations, so that work handed to
+/// other threads (a ring's completions, the thread pool) is seen too and the row can say how
+/// much that is per operation.
 /// </summary>
+internal sealed record Allocations(long Thread, long? AllThreads, long? Operations);
+
 internal static class AllocationProbe
 {
-    public static Dictionary<string, long> Measure(Type[] suites)
+    public static Dictionary<string, Allocations> Measure(Type[] suites)
     {
-        var result = new Dictionary<string, long>();
+        var result = new Dictionary<string, Allocations>();
         foreach (Type t in suites)
         {
             MethodInfo[] probed = Rows.Benchmarks(t)
@@ -154,7 +162,26 @@ internal static class AllocationProbe
                 long before = GC.GetAllocatedBytesForCurrentThread();
                 run();
                 long after = GC.GetAllocatedBytesForCurrentThread();
-                result[$"{t.Name}.{m.Name}"] = after - before;
+                long thread = after - before;
+                long? all = null, ops = null;
+                if (fixture is IOperationCount counted)
+                {
+                    // An invocation is thousands of reads: one of them that has to wait for the
+                    // device (the page cache is not ours alone) makes the awaiting loop allocate
+                    // its state machine once. That is per invocation, not per read; the least of
+                    // three invocations is the steady state the row is about.
+                    ops = counted.OperationsPerInvocation;
+                    for (int i = 0; i < 3; i++)
+                    {
+                        long t0 = GC.GetAllocatedBytesForCurrentThread();
+                        long b = GC.GetTotalAllocatedBytes(precise: true);
+                        run();
+                        long a = GC.GetTotalAllocatedBytes(precise: true) - b;
+                        thread = Math.Min(thread, GC.GetAllocatedBytesForCurrentThread() - t0);
+                        all = all == null ? a : Math.Min(all.Value, a);
+                    }
+                }
+                result[$"{t.Name}.{m.Name}"] = new Allocations(thread, all, ops);
             }
             Verifier.Invoke<GlobalCleanupAttribute>(t, fixture);
         }

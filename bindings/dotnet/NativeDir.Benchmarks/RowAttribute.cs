@@ -28,4 +28,13 @@ namespace NativeDir.Benchmarks
 
         public string? Note { get; set; }
     }
+
+    /// <summary>A benchmark class whose invocation is many operations (reads): the allocation
+    /// probe reports its all-thread allocations per operation, so that a few KiB from the host's
+    /// background threads are not mistaken for an allocation per read.</summary>
+    public interface IOperationCount
+    {
+        /// <summary>Operations in one invocation of each benchmark method of the class.</summary>
+        long OperationsPerInvocation { get; }
+    }
 }

@@ -15,6 +15,11 @@ import sys
 from datetime import datetime, timezone
 
 
+# an allocation per operation below this is a one-off (or the host's background) spread over the
+# invocation's operations, not an allocation per operation (the smallest object is 24 B)
+ALLOC_MAX_PER_OP = 8
+
+
 def main(results_dir, out_path):
     reports = sorted(glob.glob(os.path.join(results_dir, "results", "*-report-full.json")))
     if not reports:
@@ -68,8 +73,27 @@ def main(results_dir, out_path):
             # judged on the benchmark thread's own count (rows.json): MemoryDiagnoser's in-process
             # figure is process-wide and picks up the host's background allocations
             out["thread_alloc_bytes"] = row.get("thread_alloc_bytes")
-            targets.append("0 B allocated/op (benchmark thread)")
-            met.append(row.get("thread_alloc_bytes") == 0)
+            ops, every = row.get("ops_per_invocation"), row.get("all_thread_alloc_bytes")
+            if ops and every is not None:
+                # An invocation of thousands of reads: judged per read, on the benchmark thread
+                # and on every thread (a ring's completion thread, the thread pool), counted as
+                # MemoryDiagnoser counts. One object per read would be >= 24 B; the host's
+                # background allocations spread over the reads stay far below the bound.
+                per_op = every / ops
+                thread_per_op = (row.get("thread_alloc_bytes") or 0) / ops
+                out["all_thread_alloc_bytes"] = every
+                out["all_thread_alloc_per_op"] = round(per_op, 3)
+                targets.append("< %d B allocated/read (benchmark thread and all threads)"
+                               % ALLOC_MAX_PER_OP)
+                met.append(row.get("thread_alloc_bytes") is not None
+                           and thread_per_op < ALLOC_MAX_PER_OP and per_op < ALLOC_MAX_PER_OP)
+                out["note"] = ("%s; per invocation of %d reads (least of three): %d B on the "
+                               "benchmark thread, %d B on all threads = %.2f B/read "
+                               "(MemoryDiagnoser's figure counts all threads, the host's included)"
+                               % (row["note"], ops, row.get("thread_alloc_bytes") or 0, every, per_op))
+            else:
+                targets.append("0 B allocated/op (benchmark thread)")
+                met.append(row.get("thread_alloc_bytes") == 0)
         if targets:
             out["target"] = " and ".join(targets)
             out["met"] = all(met)
@@ -79,7 +103,8 @@ def main(results_dir, out_path):
            "host": " ".join((platform.system(), platform.release(), platform.machine())),
            "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
            "tool": "BenchmarkDotNet in-process; alloc_bytes: MemoryDiagnoser (process-wide), "
-                   "thread_alloc_bytes: the benchmark thread alone",
+                   "thread_alloc_bytes: the benchmark thread alone, all_thread_alloc_bytes: every "
+                   "thread over one invocation (least of three)",
            "random_reads": meta["random_reads"], "results": results}
     with open(out_path, "w", encoding="utf-8") as fh:
         json.dump(doc, fh, indent=1)

@@ -21,7 +21,15 @@ namespace NativeDir.Lucene.Benchmarks
     /// --verify: every workload once on small sizes, results checked, nothing timed;
     /// --only Type,Type: only those benchmark classes (FileReads, FileWrite, DeviceLimit,
     /// ParallelSearch, Indexing);
-    /// --cache-check: how much of a just-written merge file each directory leaves in the page cache.
+    /// --cache-check: how much of a just-written merge file each directory leaves in the page cache;
+    /// --time-index Dir [--runs N]: the indexing workload alone, timed per run;
+    /// --paired-index N [--out F] [--quick]: N rounds of the indexing workload, each round indexing
+    /// once with every on-disk directory in turn (the order rotating), times written as JSON for
+    /// lucene.sh's per-round ratio;
+    /// --paired-write N [--out F] [--quick]: N rounds of the durable write, each round writing once
+    /// with raw O_DIRECT (no library), NativeDir.Lucene and SimpleFS in turn (PairedWrite.cs);
+    /// --profile-index Dir,Dir [--runs N]: the indexing workload with every Directory and
+    /// IndexOutput call counted and timed, per directory (CallProfile.cs).
     /// </summary>
     public static class Program
     {
@@ -33,6 +41,14 @@ namespace NativeDir.Lucene.Benchmarks
                 return Verify();
             if (Arg(args, "--time-index") is string k)
                 return TimeIndex(Enum.Parse<Dir>(k), int.Parse(Arg(args, "--runs") ?? "5"));
+            if (Arg(args, "--paired-index") is string rounds)
+                return PairedIndex(int.Parse(rounds), Arg(args, "--out") ?? Path.Combine(dir, "paired-index.json"),
+                    args.Contains("--quick"));
+            if (Arg(args, "--paired-write") is string wrounds)
+                return PairedWrite.Run(int.Parse(wrounds), Arg(args, "--out") ?? Path.Combine(dir, "paired-write.json"),
+                    args.Contains("--quick"));
+            if (Arg(args, "--profile-index") is string pk)
+                return CallProfile.Run(pk.Split(',').Select(Enum.Parse<Dir>).ToArray(), int.Parse(Arg(args, "--runs") ?? "3"));
             if (args.Contains("--cache-check"))
                 return CacheCheck(Arg(args, "--out") ?? Path.Combine(dir, "cache.json"));
             return Run(Arg(args, "--artifacts") ?? Path.Combine(dir, "artifacts"), args.Contains("--quick"), Arg(args, "--only"));
@@ -132,6 +148,16 @@ namespace NativeDir.Lucene.Benchmarks
                 limit.Cleanup();
             }
             Check(new FileInfo(Path.Combine(Dirs.PathOf(Dir.NativeDir, "limit"), "raw")).Length == len, "DeviceLimit DirectWriteSync length");
+            // lucene.sh's paired rounds: one round each, every directory timed once
+            string pairedIndex = Path.Combine(Dirs.Scratch, "verify-paired-index.json");
+            PairedIndex(1, pairedIndex, quick: true);
+            Check(File.ReadAllText(pairedIndex).Split('[').Length == 5, "paired indexing: 4 directories timed");
+            string pairedWrite = Path.Combine(Dirs.Scratch, "verify-paired-write.json");
+            PairedWrite.Run(1, pairedWrite, quick: true);
+            Check(!OperatingSystem.IsLinux() || File.ReadAllText(pairedWrite).Split('[').Length == 4,
+                "paired durable write: raw, NativeDir and SimpleFS timed");
+            Check(new FileInfo(Path.Combine(Dirs.PathOf(Dir.NativeDir, "paired-write"), "w")).Length == 4L << 20,
+                "paired durable write: NativeDir's file length");
             return 0;
         }
 
@@ -143,11 +169,51 @@ namespace NativeDir.Lucene.Benchmarks
             for (int r = 0; r < runs; r++)
             {
                 Dirs.Clear(p);
+                TimeSpan cpu = Process.GetCurrentProcess().TotalProcessorTime;
                 var sw = Stopwatch.StartNew();
                 using (var d = Dirs.Open(kind, p))
                     SearchWorkload.Index(d, docs);
-                Console.WriteLine($"{kind} index {docs.Count} docs: {sw.Elapsed.TotalMilliseconds:F1} ms");
+                double ms = sw.Elapsed.TotalMilliseconds;
+                cpu = Process.GetCurrentProcess().TotalProcessorTime - cpu;
+                // CPU time of every thread: under load, steadier than the wall clock
+                Console.WriteLine($"{kind} index {docs.Count} docs: {ms:F1} ms (CPU {cpu.TotalMilliseconds:F1} ms)");
             }
+            return 0;
+        }
+
+        /// <summary>
+        /// The Indexing row's paired measurement. BenchmarkDotNet measures one directory after the
+        /// other, so a disk that is slower for a minute (writeback, a neighbour) lands on one
+        /// directory only, and the best of three built-ins' medians is biased low against the
+        /// fourth. Here every round indexes once with each directory, back to back, in an order
+        /// that rotates round by round; the per-round ratio to a baseline sees the same disk.
+        /// </summary>
+        private static int PairedIndex(int rounds, string outFile, bool quick)
+        {
+            if (quick)
+                Sizes.IndexDocs = 1000;
+            var docs = SearchWorkload.Corpus(Sizes.IndexDocs);
+            Dir[] kinds = { Dir.NativeDir, Dir.SimpleFS, Dir.NIOFS, Dir.MMap };
+            var times = kinds.ToDictionary(k => k, _ => new System.Collections.Generic.List<double>());
+            for (int r = -1; r < rounds; r++) // round -1 warms up (JIT), untimed
+            {
+                for (int i = 0; i < kinds.Length; i++)
+                {
+                    Dir kind = kinds[(i + Math.Max(r, 0)) % kinds.Length];
+                    string p = Dirs.PathOf(kind, "paired-index");
+                    Dirs.Clear(p);
+                    var sw = Stopwatch.StartNew();
+                    using (var d = Dirs.Open(kind, p))
+                        SearchWorkload.Index(d, docs);
+                    if (r >= 0)
+                        times[kind].Add(sw.Elapsed.TotalMilliseconds);
+                }
+            }
+            string Json(Dir k) => $"\"{k}\": [" + string.Join(", ",
+                times[k].Select(t => t.ToString("F3", CultureInfo.InvariantCulture))) + "]";
+            File.WriteAllText(outFile, "{" + string.Join(", ", kinds.Select(Json)) + "}\n");
+            foreach (Dir k in kinds)
+                Console.WriteLine($"{k}: median {times[k].OrderBy(t => t).ElementAt(times[k].Count / 2):F1} ms over {rounds} rounds");
             return 0;
         }
 
