@@ -55,23 +55,48 @@ static int32_t still_failed(nd_output *o)
                     nd_status_name(o->failed));
 }
 
-/* A buffered output whose file has passed ND_OS_LARGE_WRITE takes a buffer of
- * that size (once; called with the buffer empty). Its pieces then end where
- * the file reaches a multiple of it (room() below), so that each write fills
- * whole 2 MiB page-cache folios and a fresh mapping of the file faults them
- * in with one PMD each (issue 19: 7-13x faster than 64 KiB folios). Without
- * the memory the small buffer goes on writing every byte, in smaller folios. */
-static void grow_for_large_folios(nd_output *o)
+/* Large page-cache folios (os.h, ND_OS_LARGE_WRITE; issue 19): a buffered
+ * output's pieces are written where they fill whole folios of up to 2 MiB, so
+ * that a fresh mapping of the file faults each 2 MiB in at once (7-13x faster
+ * than the 64 KiB folios 64 KiB writes leave). Two rules, both on a buffer
+ * that holds nothing yet or is full:
+ * - a full buffer whose piece starts at a multiple of twice its size doubles
+ *   (keeping its bytes) instead of being written, up to ND_OS_LARGE_WRITE: a
+ *   file's first write is [0, min(length, 2 MiB)), whole;
+ * - a file past ND_OS_LARGE_WRITE gets a buffer of that size (after seeks or
+ *   flushes left the doubling off its grid).
+ * A file under 64 KiB keeps its 64 KiB buffer; one of n bytes under 2 MiB
+ * ends with one under 2n. Without the memory the smaller buffer goes on
+ * writing every byte, in smaller folios. */
+static int can_grow(const nd_output *o)
 {
-    if (ND_OS_LARGE_WRITE == 0 || o->strategy != ND_STRATEGY_BUFFERED ||
-        o->cap >= ND_OS_LARGE_WRITE || o->flushed < (int64_t)ND_OS_LARGE_WRITE)
-        return;
-    uint8_t *big = nd__os_aligned_alloc(o->align, ND_OS_LARGE_WRITE);
+    return ND_OS_LARGE_WRITE > 0 && o->strategy == ND_STRATEGY_BUFFERED &&
+           o->cap < ND_OS_LARGE_WRITE;
+}
+
+static int grow(nd_output *o, size_t cap)
+{
+    uint8_t *big = nd__os_aligned_alloc(o->align, cap);
     if (big == NULL)
-        return;
+        return 0;
+    memcpy(big, o->buf, o->used);
     nd__os_aligned_free(o->buf);
     o->buf = big;
-    o->cap = ND_OS_LARGE_WRITE;
+    o->cap = cap;
+    return 1;
+}
+
+static void grow_for_large_folios(nd_output *o)
+{
+    if (can_grow(o) && o->flushed >= (int64_t)ND_OS_LARGE_WRITE)
+        (void)grow(o, ND_OS_LARGE_WRITE);
+}
+
+/* A full buffer that can double on its grid: then it does, and is not written. */
+static int doubled(nd_output *o)
+{
+    return can_grow(o) && o->used == o->cap && (uint64_t)o->flushed % (2 * (uint64_t)o->cap) == 0 &&
+           grow(o, 2 * o->cap);
 }
 
 /* Bytes the buffer takes before it must be written. A direct buffer is
@@ -222,7 +247,11 @@ static int32_t append(nd_output *o, const uint8_t *src, size_t len)
     o->crc = crc32_z(o->crc, src, len);
     while (len > 0) {
         size_t want = room(o);
-        if (o->used == 0 && want == o->cap && len >= o->cap && o->strategy != ND_STRATEGY_DIRECT) {
+        /* a buffer that could double here collects writes smaller than a large folio */
+        size_t skip = can_grow(o) && (uint64_t)o->flushed % (2 * (uint64_t)o->cap) == 0
+                          ? ND_OS_LARGE_WRITE
+                          : o->cap;
+        if (o->used == 0 && want == o->cap && len >= skip && o->strategy != ND_STRATEGY_DIRECT) {
             /* a large buffered write on the grid skips the copy */
             size_t n = len / o->cap * o->cap;
             int32_t rc = nd__os_pwrite(o->fd, o->name, src, n, o->flushed);
@@ -241,7 +270,7 @@ static int32_t append(nd_output *o, const uint8_t *src, size_t len)
         o->used += n;
         src += n;
         len -= n;
-        if (n == want) {
+        if (n == want && !doubled(o)) {
             int32_t rc = flush(o, 0);
             if (rc != ND_OK)
                 return rc;
