@@ -247,13 +247,14 @@ static int32_t append(nd_output *o, const uint8_t *src, size_t len)
     o->crc = crc32_z(o->crc, src, len);
     while (len > 0) {
         size_t want = room(o);
-        /* a buffer that could double here collects writes smaller than a large folio */
-        size_t skip = can_grow(o) && (uint64_t)o->flushed % (2 * (uint64_t)o->cap) == 0
+        /* whole buffers on their grid skip the copy; where the buffer could still
+         * double, only whole large folios on theirs do (it collects the rest) */
+        size_t unit = can_grow(o) && (uint64_t)o->flushed % (2 * (uint64_t)o->cap) == 0
                           ? ND_OS_LARGE_WRITE
                           : o->cap;
-        if (o->used == 0 && want == o->cap && len >= skip && o->strategy != ND_STRATEGY_DIRECT) {
-            /* a large buffered write on the grid skips the copy */
-            size_t n = len / o->cap * o->cap;
+        if (o->used == 0 && len >= unit && (uint64_t)o->flushed % unit == 0 &&
+            o->strategy != ND_STRATEGY_DIRECT) {
+            size_t n = len / unit * unit;
             int32_t rc = nd__os_pwrite(o->fd, o->name, src, n, o->flushed);
             if (rc != ND_OK)
                 return fail_for_good(o, rc);
