@@ -321,10 +321,10 @@ static void seek_rewrites_like_a_file_stream(void **state)
 }
 
 /* The same across buffered outputs' large pieces (2 MiB on Linux, issue 19): calls of 1 B to
- * 3 MiB on files of up to 14 MiB, where buffers grow, write on their grid and get moved off it. */
+ * 3 MiB on files of up to 9 MiB, where buffers grow, write on their grid and get moved off it. */
 static void seek_model_across_large_pieces(void **state)
 {
-    seek_model(*state, 14u << 20, (3u << 20) + 5, 60, 3);
+    seek_model(*state, 9u << 20, (3u << 20) + 5, 40, 2);
 }
 
 static void seek_like_lucene_3x_term_infos(void **state)
