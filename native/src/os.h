@@ -143,9 +143,9 @@ int nd__os_file_resident(nd_os_file f, int64_t off, int64_t len);
  * few pages at a time. Buffered outputs past this size write in pieces of it,
  * aligned to it (output.c). 0: no OS benefit, outputs keep small buffers. */
 #if defined(__linux__)
-#  define ND_OS_LARGE_WRITE ((size_t)2 << 20)
+#  define ND_OS_LARGE_WRITE (2u << 20)
 #else
-#  define ND_OS_LARGE_WRITE ((size_t)0)
+#  define ND_OS_LARGE_WRITE 0u
 #endif
 
 /* Aligned memory for direct I/O buffers. */

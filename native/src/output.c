@@ -15,10 +15,10 @@
 #include "internal.h"
 
 /* Chosen with bench/nd_bench (docs/design.md): big enough that the syscall
- * cost vanishes against the copy, small enough to stay in L2. A buffered
- * output whose file passes ND_OS_LARGE_WRITE (os.h) grows its buffer to that
- * size, so that the thousands of small files an index writes keep small
- * buffers and the big ones leave large page-cache folios behind. */
+ * cost vanishes against the copy, small enough to stay in L2. On Linux a
+ * buffered output's buffer grows with its file up to ND_OS_LARGE_WRITE (os.h,
+ * grow_for_large_folios below), so that the thousands of small files an index
+ * writes keep small buffers and the big ones leave large page-cache folios. */
 #define OUT_BUFFERED (64u << 10)
 /* direct writes go straight to the device: 1 MiB keeps it streaming */
 #define OUT_DIRECT (1u << 20)
@@ -70,8 +70,12 @@ static int32_t still_failed(nd_output *o)
  * writing every byte, in smaller folios. */
 static int can_grow(const nd_output *o)
 {
-    return ND_OS_LARGE_WRITE > 0 && o->strategy == ND_STRATEGY_BUFFERED &&
-           o->cap < ND_OS_LARGE_WRITE;
+#if ND_OS_LARGE_WRITE > 0
+    return o->strategy == ND_STRATEGY_BUFFERED && o->cap < ND_OS_LARGE_WRITE;
+#else
+    (void)o;
+    return 0;
+#endif
 }
 
 static int grow(nd_output *o, size_t cap)
@@ -107,7 +111,16 @@ static size_t room(const nd_output *o)
 {
     if (o->strategy == ND_STRATEGY_DIRECT)
         return o->cap - o->used;
-    return o->cap - (size_t)((uint64_t)(o->flushed + (int64_t)o->used) % o->cap);
+    /* a mask, not a division, on every write where the buffer is a power of two
+     * (64 KiB doubling to 2 MiB, or 1 MiB; a former direct output's is rounded
+     * to its alignment) */
+    uint64_t end = (uint64_t)(o->flushed + (int64_t)o->used);
+    size_t in_cell = (o->cap & (o->cap - 1)) == 0 ? (size_t)(end & (o->cap - 1))
+                                                  : (size_t)(end % o->cap);
+    size_t n = o->cap - in_cell;
+    /* the buffer holds [flushed, end) inside one cell of the grid, so n fits;
+     * the clamp makes the copy's bound this function's own business */
+    return n <= o->cap - o->used ? n : o->cap - o->used;
 }
 
 /* Writes the full buffer (or, with `tail`, the partial buffer padded to the
@@ -249,9 +262,10 @@ static int32_t append(nd_output *o, const uint8_t *src, size_t len)
         size_t want = room(o);
         /* whole buffers on their grid skip the copy; where the buffer could still
          * double, only whole large folios on theirs do (it collects the rest) */
-        size_t unit = can_grow(o) && (uint64_t)o->flushed % (2 * (uint64_t)o->cap) == 0
-                          ? ND_OS_LARGE_WRITE
-                          : o->cap;
+        size_t unit = o->cap;
+        if (o->used == 0 && len >= o->cap && o->strategy != ND_STRATEGY_DIRECT &&
+            can_grow(o) && (uint64_t)o->flushed % (2 * (uint64_t)o->cap) == 0)
+            unit = ND_OS_LARGE_WRITE;
         if (o->used == 0 && len >= unit && (uint64_t)o->flushed % unit == 0 &&
             o->strategy != ND_STRATEGY_DIRECT) {
             size_t n = len / unit * unit;
