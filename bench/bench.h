@@ -120,6 +120,9 @@ uint32_t dio_alignment(int fd);      /* statx STATX_DIOALIGN, else st_blksize */
 const char *fs_type_name(int fd);    /* "ext4", "tmpfs", ... */
 double cached_percent(int dirfd, const char *name); /* mincore on a fresh mapping */
 void evict(int dirfd, const char *name);  /* fsync, then drop the file's pages */
+/* Flushes the first size bytes of a file's page-cache pages out of the CPU
+ * caches through a mapping of its own (which leaves the page cache as it was). */
+void cold_file(int dirfd, const char *name, int64_t size);
 /* Flushes the data and the file's page-cache pages out of the CPU caches, so
  * that every run (limit or library) starts from memory: with a last-level
  * cache as large as the file, whichever row ran just before would otherwise
@@ -157,6 +160,8 @@ void bench_ring(bench *b);       /* ring.c: RingRandomQD32 */
 void bench_ring_targets(void);   /* its targets, once every ratio is known */
 void bench_prefetch(bench *b);   /* prefetch.c: ColdPrefetch, LargerThanMemory (issue 18) */
 void bench_prefetch_targets(void);
+void bench_fresh_map(bench *b);  /* fresh_map.c: FreshMapScan (issue 19) */
+void bench_fresh_map_targets(void);
 
 /* ring.c: fio's rate for `count` 4 KiB O_DIRECT random reads of `path` at
  * queue depth 32 (io_uring, else libaio: *engine says which); -1 without fio
@@ -168,5 +173,6 @@ int bench_fio_randread(const char *path, int count, char *engine, size_t cap, fi
 
 #define DATA_NAME "r.dat"  /* the file every read workload reads */
 #define WRITE_NAME "w.dat" /* the file every write workload writes */
+#define MAP_NAME "m.dat"   /* FreshMapScan's file, written and mapped each run */
 
 #endif /* ND_BENCH_H */

@@ -49,7 +49,8 @@ static void usage(void)
           "                 " ND_BENCH_DEFAULT_OUT ")\n"
           "  --only GROUPS  Write,ReadSequential,ReadByteSequential,ReadRandom,\n"
           "                 ConcurrentCloneReads,BufferSweep,RingRandomQD32,\n"
-          "                 ColdPrefetch (and LargerThanMemory, run with it)\n",
+          "                 ColdPrefetch (and LargerThanMemory, run with it),\n"
+          "                 FreshMapScan\n",
           stderr);
     exit(2);
 }
@@ -88,6 +89,7 @@ static void cleanup(void)
     if (B.work_fd > 0) {
         unlinkat(B.work_fd, DATA_NAME, 0);
         unlinkat(B.work_fd, WRITE_NAME, 0);
+        unlinkat(B.work_fd, MAP_NAME, 0);
         close(B.work_fd);
         rmdir(B.work);
     }
@@ -204,6 +206,7 @@ static void apply_targets(void)
     }
     bench_ring_targets();
     bench_prefetch_targets();
+    bench_fresh_map_targets();
     row *r = bench_find("WriteSync", "nd_write_bytes+nd_output_sync (ND_IO_MERGE)");
     if (r != NULL) {
         snprintf(r->target, sizeof(r->target), "<= 1.25, cached < 5%%");
@@ -282,7 +285,8 @@ int main(int argc, char **argv)
     if (only != NULL) {
         static const char *known[] = {"Write", "ReadSequential", "ReadByteSequential",
                                       "ReadRandom", "ConcurrentCloneReads", "BufferSweep",
-                                      "RingRandomQD32", "ColdPrefetch"};
+                                      "RingRandomQD32", "ColdPrefetch",
+                                      "FreshMapScan"};
         const size_t nknown = sizeof(known) / sizeof(known[0]);
         char list[512];
         snprintf(list, sizeof(list), "%s", only);
@@ -352,6 +356,8 @@ int main(int argc, char **argv)
         bench_ring(b);
     if (wanted(only, "ColdPrefetch"))
         bench_prefetch(b);
+    if (wanted(only, "FreshMapScan"))
+        bench_fresh_map(b);
 
     bench_finish_ratios();
     apply_targets();

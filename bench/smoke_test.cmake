@@ -49,7 +49,7 @@ foreach(i RANGE ${last})
   list(APPEND groups ${g})
 endforeach()
 foreach(g Write WriteSync ReadSequential ReadByteSequential ReadRandom ConcurrentCloneReads BufferSweep
-          RingRandomQD32 ColdPrefetch PrefetchResident)
+          RingRandomQD32 ColdPrefetch PrefetchResident FreshMapScan)
   if(NOT g IN_LIST groups)
     message(FATAL_ERROR "c.json: no results in group ${g}")
   endif()

@@ -179,6 +179,19 @@ static void flush_range(const uint8_t *p, size_t len)
 #endif
 }
 
+void cold_file(int dirfd, const char *name, int64_t size)
+{
+    int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        die("open %s: %s", name, strerror(errno));
+    void *m = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED)
+        die("mmap %s: %s", name, strerror(errno));
+    flush_range(m, (size_t)size);
+    munmap(m, (size_t)size);
+    close(fd);
+}
+
 void cold_caches(const bench *b)
 {
     flush_range(b->data, (size_t)b->size);

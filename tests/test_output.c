@@ -241,13 +241,13 @@ static uint64_t next_rand(uint64_t *x)
     return *x;
 }
 
-static void seek_rewrites_like_a_file_stream(void **state)
+/* Random writes (small, or up to `big` bytes), byte writes, seeks, flushes and syncs on a file
+ * of up to `cap` bytes, each checked against the model. */
+static void seek_model(tst_env *env, size_t cap, size_t big, int steps, uint64_t seeds)
 {
-    tst_env *env = *state;
-    const size_t cap = 3u << 20;
     uint8_t *src = tst_random_buffer(cap, 2200);
     for (size_t o = 0; o < N_OUT; o++) {
-        for (uint64_t seed = 1; seed <= 6; seed++) {
+        for (uint64_t seed = 1; seed <= seeds; seed++) {
             out_model m = {calloc(1, cap), cap, 0, 0, crc32(0L, Z_NULL, 0)};
             assert_non_null(m.file);
             uint64_t x = seed * 0x9E3779B97F4A7C15ull + o;
@@ -258,13 +258,13 @@ static void seek_rewrites_like_a_file_stream(void **state)
             assert_status(ND_OK, nd_create_output(env->dir, "sought", out_flags[o], &out));
             int32_t start = nd_output_strategy(out);
             int sought = 0;
-            for (int step = 0; step < 40; step++) {
+            for (int step = 0; step < steps; step++) {
                 uint64_t r = next_rand(&x);
                 size_t n;
                 switch (r % 8) {
                 case 0: case 1: case 2: /* a write: small, or big enough to fill buffers */
-                    n = (r >> 8) % (r % 8 == 2 ? (1u << 20) + 7 : 9000);
-                    if (m.pos + n > cap - 100)
+                    n = (r >> 8) % (r % 8 == 2 ? big : 9000);
+                    if (m.pos + n > cap - 4200)
                         n = 0;
                     assert_status((int64_t)n, nd_write_bytes(out, src + (r >> 3) % 4096, (int64_t)n));
                     model_write(&m, src + (r >> 3) % 4096, n);
@@ -280,7 +280,7 @@ static void seek_rewrites_like_a_file_stream(void **state)
                     size_t to = (r >> 8) % (m.end + 50);
                     if (r % 8 == 5)
                         to = m.end;
-                    if (to >= cap - (1u << 20) - 200)
+                    if (to >= cap - big - 4200)
                         to = m.end;
                     if (to > m.end) /* a gap reads as zeros: the model's calloc has them */
                         memset(m.file + m.end, 0, to - m.end);
@@ -313,6 +313,18 @@ static void seek_rewrites_like_a_file_stream(void **state)
         }
     }
     free(src);
+}
+
+static void seek_rewrites_like_a_file_stream(void **state)
+{
+    seek_model(*state, 3u << 20, (1u << 20) + 7, 40, 6);
+}
+
+/* The same across buffered outputs' large pieces (2 MiB on Linux, issue 19): calls of 1 B to
+ * 3 MiB on files of up to 9 MiB, where buffers grow, write on their grid and get moved off it. */
+static void seek_model_across_large_pieces(void **state)
+{
+    seek_model(*state, 9u << 20, (3u << 20) + 5, 40, 2);
 }
 
 static void seek_like_lucene_3x_term_infos(void **state)
@@ -653,6 +665,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(sync_then_more_writes, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(flush_hands_every_byte_to_the_os, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(seek_rewrites_like_a_file_stream, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(seek_model_across_large_pieces, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(seek_like_lucene_3x_term_infos, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(create_and_overwrite, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(overwrite_keeps_old_readers_reading, tst_setup, tst_teardown),

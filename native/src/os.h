@@ -135,6 +135,19 @@ int nd__os_map_resident(const void *addr, int64_t len);
 /* The same for [off, off+len) of a file in the page cache. */
 int nd__os_file_resident(nd_os_file f, int64_t off, int64_t len);
 
+/* Where the size and alignment of buffered writes decide how fast a fresh
+ * mapping of the file faults in: Linux's page cache makes its folios as large
+ * as each write allows (up to 2 MiB, mapped by one PMD on 4 KiB-page x86-64 and
+ * arm64; on file systems with large folios: ext4 from 6.16, XFS, tmpfs with
+ * huge=), and a small write leaves small folios that a mapping faults in a
+ * few pages at a time. Buffered outputs past this size write in pieces of it,
+ * aligned to it (output.c). 0: no OS benefit, outputs keep small buffers. */
+#if defined(__linux__)
+#  define ND_OS_LARGE_WRITE (2u << 20)
+#else
+#  define ND_OS_LARGE_WRITE 0u
+#endif
+
 /* Aligned memory for direct I/O buffers. */
 void *nd__os_aligned_alloc(size_t align, size_t size);
 void nd__os_aligned_free(void *p);
