@@ -209,8 +209,8 @@ namespace NativeDir.Lucene
             }
         }
 
-        /// <summary>Slices share the file's native handle (compound files open each sub-file as a
-        /// slice); a mapped slice adds one of its own for its window once read.</summary>
+        /// <summary>Slices share the file's one native handle (compound files open each sub-file
+        /// as a slice).</summary>
         public override IndexInputSlicer CreateSlicer(string name, IOContext context)
         {
             EnsureOpen();
