@@ -273,14 +273,8 @@ namespace NativeDir.Lucene
             var c = (NativeIndexInput)base.Clone(); // memberwise: same file, slice and position
             c._disposed = false;
             c._owner = false;
-            if (_file.Base != null)
-            {
-                // the file's mapping, not this input's window: it outlives this input's handle
-                long at = Position;
-                c.MapWindow();
-                c._cur = c._win + at;
-            }
-            else
+            // a mapped window is the file's mapping (or none yet) for every input: shared as is
+            if (_file.Base == null)
             {
                 // the parent refills its buffer under the clone: the clone gets its own
                 long pos = Position;
