@@ -354,25 +354,20 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
     win = nativedir.nd_input_window(h, p);
   }
 
-  /** The open handle for a cursor call; on a closed input, drops the window first (below). */
+  /**
+   * The open handle for a cursor call. On a closed input it forgets the window and lets the library
+   * free it: the cursor has one user at a time, so the caller is not inside the window.
+   */
   private long cursorHandle() {
     long h = handle;
     if (h == 0) {
-      throw closedCursor();
+      win = EMPTY;
+      if (mapping == null) {
+        unpinQuietly(raw);
+      }
+      throw NativeErrors.closed(this.toString());
     }
     return h;
-  }
-
-  /**
-   * A cursor call on a closed input: the cursor has one user at a time, so the caller is not
-   * inside the window, and the library may free the window the close left pinned.
-   */
-  private IllegalStateException closedCursor() {
-    win = EMPTY;
-    if (mapping == null) {
-      unpinQuietly(raw);
-    }
-    return NativeErrors.closed(this.toString());
   }
 
   private static void unpinQuietly(long h) {
