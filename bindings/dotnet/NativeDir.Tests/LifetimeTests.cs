@@ -107,8 +107,14 @@ namespace NativeDir.Tests
             });
             reader.Start();
             input.Dispose();
-            disposed.Set();
-            Assert.True(reader.Join(TimeSpan.FromSeconds(30)));
+            // another input of the same size takes a buffer now: freed memory would be reused here
+            File.WriteAllBytes(_tmp.File("other"), Data.Make(Size, 12));
+            using (NativeInput other = _dir.OpenInput("other", options))
+            {
+                other.ReadByte();
+                disposed.Set();
+                Assert.True(reader.Join(TimeSpan.FromSeconds(30)));
+            }
             Assert.Equal(0, wrong);
             Assert.IsType<ObjectDisposedException>(after); // the reader's call released it
             Assert.False(NativeFiles.Holds(_tmp.File("data")));
