@@ -195,6 +195,56 @@ static void window_outlives_a_close_on_another_thread(void **state)
     free(data);
 }
 
+/* The gap a per-thread pin left: thread A takes a window and hands the input
+ * (window and all) to B without another call, as a binding hands its cursor
+ * object over; B reads while A closes. The library cannot see B, so A's close
+ * must not free the window: B's next window call (or nd_input_unpin) does. */
+static void *read_handed_window(void *arg)
+{
+    window_holder *w = arg;
+    const uint8_t *p = (const uint8_t *)(uintptr_t)w->after; /* A's window, handed over */
+    atomic_store(&w->stage, 1);
+    while (atomic_load(&w->stage) != 2)
+        sched_yield();
+    for (int64_t i = 0; i < w->got; i++)
+        w->wrong += p[i] != w->data[w->pos + i];
+    w->after = nd_input_window(w->h, w->pos, &p); /* fails, and lets the pin go */
+    return NULL;
+}
+
+static void window_handed_to_another_thread_outlives_its_takers_close(void **state)
+{
+    tst_env *env = *state;
+    uint8_t *data = put_random(env, "f", FILE_LEN, 9);
+    for (size_t f = 0; f < N_FLAGS; f++) {
+        int fds_before = open_fd_count();
+        window_holder w;
+        memset(&w, 0, sizeof(w));
+        w.data = data;
+        w.pos = 4242;
+        const uint8_t *p = NULL;
+        assert_status(ND_OK, nd_open_input(env->dir, "f", read_flags[f], &w.h));
+        w.got = nd_input_window(w.h, w.pos, &p); /* taken here, on A */
+        assert_true(w.got >= 1);
+        w.after = (int64_t)(uintptr_t)p;
+        pthread_t th;
+        assert_int_equal(pthread_create(&th, NULL, read_handed_window, &w), 0);
+        while (atomic_load(&w.stage) != 1)
+            sched_yield();
+        assert_status(ND_OK, nd_close(w.h)); /* by the thread that took the window */
+        atomic_store(&w.stage, 2);
+        pthread_join(th, NULL);
+        if (w.wrong != 0)
+            fail_msg("flags 0x%x: %d of %lld bytes wrong after the taker's close",
+                     read_flags[f], w.wrong, (long long)w.got);
+        assert_status(ND_E_BAD_HANDLE, w.after);
+        assert_status(ND_E_BAD_HANDLE, nd_input_unpin(w.h)); /* B's call released it all */
+        if (fds_before >= 0)
+            assert_fds(fds_before);
+    }
+    free(data);
+}
+
 static void *take_window_and_exit(void *arg)
 {
     window_holder *w = arg;
@@ -209,12 +259,25 @@ static void window_pin_is_released_by_close_or_unpin(void **state)
     free(put_random(env, "f", FILE_LEN, 7));
     for (size_t f = 0; f < N_FLAGS; f++) {
         int fds_before = open_fd_count();
-        /* closed by the thread that took the window: released at once */
+        /* closed by the thread that took the window: held until unpinned (the
+         * library cannot know that this thread, not another, reads it) */
         nd_handle h;
         const uint8_t *p;
         assert_status(ND_OK, nd_open_input(env->dir, "f", read_flags[f], &h));
         assert_true(nd_input_window(h, 5, &p) >= 1);
         assert_true(nd_input_window(h, 9000, &p) >= 1); /* the pin moves, it does not pile up */
+        assert_status(ND_OK, nd_close(h));
+        if (fds_before >= 0 && (read_flags[f] & ND_IO_MMAP) == 0)
+            assert_fds(fds_before + 1); /* still open under the pin */
+        assert_status(ND_OK, nd_input_unpin(h));
+        assert_status(ND_E_BAD_HANDLE, nd_input_unpin(h));
+        if (fds_before >= 0)
+            assert_fds(fds_before);
+
+        /* unpinned first, then closed: released by the close */
+        assert_status(ND_OK, nd_open_input(env->dir, "f", read_flags[f], &h));
+        assert_true(nd_input_window(h, 5, &p) >= 1);
+        assert_status(ND_OK, nd_input_unpin(h));
         assert_status(ND_OK, nd_close(h));
         assert_status(ND_E_BAD_HANDLE, nd_input_unpin(h));
         if (fds_before >= 0)
@@ -246,6 +309,7 @@ static void window_pin_is_released_by_close_or_unpin(void **state)
         assert_status(ND_OK, nd_input_unpin(h));
         assert_true(nd_input_window(h, 1, &p) >= 1);
         assert_status(ND_OK, nd_close(h));
+        assert_status(ND_OK, nd_input_unpin(h)); /* the close left the window pinned */
         assert_status(ND_E_BAD_HANDLE, nd_input_unpin(h));
     }
 }
@@ -1036,6 +1100,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(clones_read_while_parent_closes, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(window_outlives_a_close_on_another_thread, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(window_pin_is_released_by_close_or_unpin, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(window_handed_to_another_thread_outlives_its_takers_close, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(closes_race_window_readers, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(shared_handle_closed_under_readers, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(stale_handles_under_slot_churn, tst_setup, tst_teardown),

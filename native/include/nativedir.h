@@ -217,12 +217,15 @@ ND_EXTERN int64_t nd_read_buffered(nd_handle input, void *dst, int64_t len);
  * a mapped input, until the handle is closed. The cursor does not move.
  * This is how bindings read bytes without one native call per byte.
  *
- * The window is pinned: its memory (buffer or mapping) stays allocated until
- * the next nd_input_window on this handle, nd_input_unpin, or nd_close on the
- * thread that made the window call. A close on another thread does not free
- * it: a reader still in its window reads valid bytes, its next window call
- * gets ND_E_BAD_HANDLE and releases the memory then (or nd_input_unpin does,
- * called where nobody can read the window any more, e.g. a finalizer).
+ * The window is pinned, and the pin is yours (explicit ownership): its memory
+ * (buffer or mapping) stays allocated until the next nd_input_window on this
+ * handle or nd_input_unpin, from any thread. nd_close does not release it, on
+ * any thread: the library cannot know who still reads a window (an input may
+ * be handed to another thread between window calls), so a close racing a
+ * reader never frees memory under it; the reader's next window call gets
+ * ND_E_BAD_HANDLE and releases the memory then. Done with a window, call
+ * nd_input_unpin (before or after nd_close), or its memory, and the input's
+ * file, stay until you do.
  */
 ND_EXTERN int64_t nd_input_window(nd_handle input, int64_t pos, const uint8_t **out_ptr);
 
@@ -359,10 +362,11 @@ ND_EXTERN int32_t nd_input_advise(nd_handle input, uint32_t flags);
 
 /**
  * Releases the memory the last nd_input_window of this handle pinned (see
- * there), if any: call it only where no thread can still read that window.
- * Works on a handle already closed while its window is pinned (then the
- * input's file, buffer and mapping are released now); ND_OK whether or not a
- * window was pinned; ND_E_BAD_HANDLE once nothing of the handle is left.
+ * there), if any: call it when no thread can still read that window (a C
+ * caller done with it, a binding's finalizer). Works on a handle already
+ * closed while its window is pinned (then the input's file, buffer and
+ * mapping are released now); ND_OK whether or not a window was pinned;
+ * ND_E_BAD_HANDLE once nothing of the handle is left.
  */
 ND_EXTERN int32_t nd_input_unpin(nd_handle input);
 

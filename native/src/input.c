@@ -6,14 +6,17 @@
  * handle. Cursor calls use the handle's own buffer and are guarded by a flag:
  * two threads using one cursor at once get an error instead of torn memory.
  *
- * Windows are pinned: the handle's cursor keeps one reference on the input
- * from a window call until the next one, nd_input_unpin, or nd_close on the
- * thread that took it. A close on any other thread leaves the object (file,
- * buffer, mapping) alive under the pin, so a binding reading its last window
- * while the handle is closed elsewhere reads valid memory; its next window
- * call gets ND_E_BAD_HANDLE and drops the pin. The pin is the reference the
- * window call took anyway, so it costs no atomic beyond the handle lookup's
- * (and one exchange on the handle's own line).
+ * Windows are pinned: the handle keeps one reference on the input from a
+ * window call until the next window call on it (from any thread: the cursor
+ * has one user at a time, and a caller moving it is done with the last
+ * window) or nd_input_unpin. nd_close never releases a pinned window, on any
+ * thread: the library cannot see who reads a window (a binding hands its
+ * input, window and all, to another thread without a call), so only the
+ * reader can say it is done. A close leaves the object (file, buffer,
+ * mapping) alive under the pin; the reader's next window call gets
+ * ND_E_BAD_HANDLE and drops it. The pin is the reference the window call took
+ * anyway, so it costs no atomic beyond the handle lookup's (and one exchange
+ * on the handle's own line).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -78,18 +81,8 @@ typedef struct {
     size_t buf_len;
     uint32_t flags;
     _Atomic int busy;
-    _Atomic uintptr_t pin; /* 0, or the thread holding this handle's window pin */
-    nd_handle self;        /* this input's handle, to drop the pin's reference */
+    _Atomic int pinned;    /* a window call's reference is held as the pin */
 } nd_input;
-
-/* Names the calling thread while it lives (the address of a thread-local);
- * never 0. A thread that exits cannot be reading a window any more, so a
- * later thread reusing the address is harmless. */
-static _Thread_local char thread_tag;
-static uintptr_t this_thread(void)
-{
-    return (uintptr_t)&thread_tag;
-}
 
 static void file_destroy(nd_file *f)
 {
@@ -128,19 +121,6 @@ int nd__file_drop_if_last(void *file)
     return 1;
 }
 
-/* The closing thread cannot be reading a window it took itself: drop its pin
- * now. Another thread's pin stays (see the top of this file). The closer
- * holds a reference of its own, so this put never destroys the object. */
-static int32_t input_close(nd_object *obj)
-{
-    nd_input *in = (nd_input *)obj;
-    uintptr_t me = this_thread();
-    if (atomic_compare_exchange_strong_explicit(&in->pin, &me, 0, memory_order_acq_rel,
-                                                memory_order_relaxed))
-        nd__handle_put(in->self);
-    return ND_OK;
-}
-
 /* Drops the window pin of `h`, open or already closed; ND_E_BAD_HANDLE once
  * the object is gone (nothing recorded). */
 static int32_t unpin(nd_handle h)
@@ -149,7 +129,7 @@ static int32_t unpin(nd_handle h)
     if (nd__handle_get_closed(h, ND_KIND_INPUT, &obj) != ND_OK)
         return ND_E_BAD_HANDLE;
     nd_input *in = (nd_input *)obj;
-    if (atomic_exchange_explicit(&in->pin, 0, memory_order_acq_rel) != 0)
+    if (atomic_exchange_explicit(&in->pinned, 0, memory_order_acq_rel) != 0)
         nd__handle_put(h); /* the pin's reference */
     nd__handle_put(h);
     return ND_OK;
@@ -163,7 +143,8 @@ static void input_destroy(nd_object *obj)
     free(in);
 }
 
-static const nd_object_ops input_ops = {input_close, input_destroy};
+/* no close step: a close leaves a pinned window to its reader (top of file) */
+static const nd_object_ops input_ops = {NULL, input_destroy};
 
 static ND_HOT int32_t input_get(nd_handle h, nd_input **out)
 {
@@ -532,8 +513,8 @@ static int64_t nd_input_window_impl(nd_handle input, int64_t pos, const uint8_t 
         cursor_leave(in);
     }
     /* on success the call's reference becomes the pin, or the pin was already
-     * held (now by this thread) and the call's reference goes */
-    if (result < 0 || atomic_exchange_explicit(&in->pin, this_thread(), memory_order_acq_rel) != 0)
+     * held (the last window's: its reader moved on) and the call's reference goes */
+    if (result < 0 || atomic_exchange_explicit(&in->pinned, 1, memory_order_acq_rel) != 0)
         nd__handle_put(input);
     return result;
 }
@@ -680,8 +661,6 @@ static int32_t input_new(nd_file *f, int64_t start, int64_t length, uint32_t fla
     if (rc != ND_OK) {
         atomic_fetch_sub_explicit(&f->refs, 1, memory_order_relaxed);
         free(in);
-    } else {
-        in->self = *out; /* only the caller knows the handle yet: no one can pin before this */
     }
     return rc;
 }

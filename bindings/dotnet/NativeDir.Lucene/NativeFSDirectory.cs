@@ -210,7 +210,7 @@ namespace NativeDir.Lucene
         }
 
         /// <summary>Slices share the file's native handle (compound files open every sub-file as a
-        /// slice); a mapped slice adds one of its own for its window once read. A compound file is
+        /// slice). A compound file is
         /// opened with the advice of its own name (none); each sub-file's slice then gets the
         /// advice its own name calls for (<see cref="IoStrategyPolicy.ForInput(string, IOContext)"/>)
         /// on its range of the mapping, so a compound segment's stored fields are read as randomly

@@ -14,12 +14,8 @@ namespace NativeDir.Lucene
     /// the mapping (a byte read is a bounds check and a load, with no call at all); otherwise it is
     /// this input's own managed buffer (pinned, so it can be read through a pointer), refilled by
     /// one positional native read. Reads at least a buffer long go straight into the caller's
-    /// array. See <see cref="SharedFile"/> for why clones own nothing native.</para>
-    /// <para>A mapped input that Lucene disposes (the opened input, a slice) takes its window
-    /// with a handle of its own, on the thread of its first read (nd_input_window pins it there):
-    /// a Dispose on another thread then leaves the mapping to that reader, whose next slow path
-    /// throws <see cref="ObjectDisposedException"/> and releases it. Clones read the file's
-    /// mapping, which stays while clones may exist.</para>
+    /// array. See <see cref="SharedFile"/> for why clones own nothing native, and why a mapping
+    /// someone read stays until the garbage collector finds no input left.</para>
     /// </summary>
     public sealed unsafe class NativeIndexInput : IndexInput
     {
@@ -35,7 +31,6 @@ namespace NativeDir.Lucene
         private byte* _cur;
         private byte* _end;
         private long _winStart;
-        private NativeInput? _reader; // mapped owners: the handle whose pinned window they read
 
         internal NativeIndexInput(string description, SharedFile file, long offset, long length, int bufferSize, bool owner)
             : base(description)
@@ -47,7 +42,7 @@ namespace NativeDir.Lucene
             _owner = owner;
             if (!owner)
                 MapWindow();
-            // an owner's window is taken by its first read, on the thread that reads it
+            // an owner maps its window on its first read, which tells the file (SharedFile.MapRead)
         }
 
         /// <summary>How the file is read (mapped, buffered, direct or drop-behind).</summary>
@@ -56,6 +51,7 @@ namespace NativeDir.Lucene
         /// <summary>Whether byte reads come straight from a mapping.</summary>
         public bool IsMapped => _file.Base != null;
 
+        /// <summary>Points the window at the file's mapping (clones, and owners once read).</summary>
         private void MapWindow()
         {
             if (_file.Base != null)
@@ -163,13 +159,10 @@ namespace NativeDir.Lucene
                 throw Closed();
             if (pos + need > _length || pos < 0)
                 throw new EndOfStreamException($"read past EOF: {need} bytes at {pos} of {this} ({_length} bytes)");
-            if (_file.Base != null && _owner)
-            {
-                OwnWindow(pos);
-                return;
-            }
             if (_file.Base != null)
             {
+                if (_owner && !_file.MapRead())
+                    throw Closed(); // disposed under us before its first read of the mapping
                 MapWindow(); // a mapped window only ever lacks bytes past the end
                 _cur = _win + pos;
                 return;
@@ -187,37 +180,9 @@ namespace NativeDir.Lucene
             _winStart = pos;
         }
 
-        /// <summary>A mapped owner's window around <paramref name="pos"/>: the whole input when it
-        /// fits a span (one window call per input), else from <paramref name="pos"/> on.</summary>
-        private void OwnWindow(long pos)
-        {
-            // made here, by the reading thread, so that the library pins the window on it
-            _reader ??= _file.OpenReader();
-            long start = _length <= int.MaxValue ? 0 : pos;
-            ReadOnlySpan<byte> w = _reader.GetWindow(_offset + start);
-            byte* p = (byte*)Unsafe.AsPointer(ref MemoryMarshal.GetReference(w));
-            _win = p;
-            _cur = p + (pos - start);
-            _end = p + Math.Min(w.Length, _length - start);
-            _winStart = start;
-        }
-
-        /// <summary>The exception for a read of a closed input; on the thread that took a mapped
-        /// owner's window, lets the library release a window a Dispose elsewhere left pinned.</summary>
         private ObjectDisposedException Closed()
         {
             _win = _cur = _end = null;
-            NativeInput? r = _reader;
-            if (r != null)
-            {
-                try
-                {
-                    r.GetWindow(0); // disposed: throws, and unpins on the window's thread
-                }
-                catch (ObjectDisposedException)
-                {
-                }
-            }
             return _file.Disposed();
         }
 
@@ -303,21 +268,13 @@ namespace NativeDir.Lucene
         /// <see cref="SharedFile"/>). Lucene never disposes clones; disposing one does nothing.</summary>
         public override object Clone()
         {
-            if (_file.Closed)
+            if (!_file.MapRead()) // the clone may point into the mapping from now on
                 throw _file.Disposed();
-            _file.MarkCloned();
             var c = (NativeIndexInput)base.Clone(); // memberwise: same file, slice and position
             c._disposed = false;
             c._owner = false;
-            c._reader = null;
-            if (_file.Base != null)
-            {
-                // the file's mapping, not this input's window: it outlives this input's handle
-                long at = Position;
-                c.MapWindow();
-                c._cur = c._win + at;
-            }
-            else
+            // a mapped window is the file's mapping (or none yet) for every input: shared as is
+            if (_file.Base == null)
             {
                 // the parent refills its buffer under the clone: the clone gets its own
                 long pos = Position;
@@ -380,7 +337,6 @@ namespace NativeDir.Lucene
             // Only _end: a reader racing this on another thread sees its old window or an empty
             // one, never a torn pair such as (_cur = null, _end = old), which reads address 0.
             _end = null;
-            _reader?.Dispose(); // on the reading thread: unmapped now; elsewhere: see the class remarks
             _file.ReleaseOwner();
         }
 

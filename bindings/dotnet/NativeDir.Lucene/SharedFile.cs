@@ -7,8 +7,7 @@ namespace NativeDir.Lucene
 {
     /// <summary>
     /// One open file, shared by the <see cref="NativeIndexInput"/> that opened it, its slicer, its
-    /// slices and every clone of any of them. It holds the file's native handle (a mapped owner
-    /// adds one of its own for its window: see <see cref="NativeIndexInput"/>); clones add none.
+    /// slices and every clone of any of them. It holds the file's one native handle; inputs add none.
     /// <para><b>Why clones own nothing native.</b> Lucene clones inputs all the time (every terms
     /// or postings enumerator) and never disposes a clone. A clone that owned a native handle would
     /// leak it until a finalizer ran, and a parent that tracked its clones' handles to close them
@@ -18,19 +17,20 @@ namespace NativeDir.Lucene
     /// handle). Nothing native is created per clone, so nothing can leak.</para>
     /// <para><b>Closing.</b> Owners (the opened input, a slicer, each slice) are counted; the last
     /// owner's Dispose closes the handle at once when it is not mapped, or when it is mapped and
-    /// no clone was ever made. A mapping that clones may still point into is not unmapped by
-    /// Dispose: a clone used after its parent is closed (undefined in Lucene) must read stale
-    /// bytes or throw, never touch unmapped memory. Such a mapping is released by the garbage
-    /// collector once the last clone is unreachable (the native handle's finalizer), like Java's
-    /// MMapDirectory without its unmap hack. Clones check <see cref="Closed"/> on every slow path
-    /// and throw <see cref="ObjectDisposedException"/> there.</para>
+    /// nothing ever read the mapping. A mapping that an input (owner or clone) may still point
+    /// into is not unmapped by Dispose: an input may be read on another thread than the one that
+    /// disposes it, and nothing short of a check per byte can tell whether it is inside its
+    /// window right now. Such a mapping is released by the garbage collector once the last input
+    /// is unreachable (the native handle's finalizer), like Java's MMapDirectory without its unmap
+    /// hack. Inputs check <see cref="Closed"/> on every slow path and throw
+    /// <see cref="ObjectDisposedException"/> there.</para>
     /// </summary>
     internal sealed unsafe class SharedFile
     {
         private readonly NativeInput _input;
         private int _owners = 1;
-        private int _cloned;
-        private volatile bool _closed;
+        private int _mapRead; // an input points into the mapping: Dispose leaves it to the GC
+        private int _closed;
 
         internal SharedFile(NativeInput input, bool wantMapped)
         {
@@ -39,7 +39,10 @@ namespace NativeDir.Lucene
             Length = input.Length;
             BufferSize = input.BufferSize;
             if (wantMapped && Length > 0 && input.Strategy == IoStrategy.Mapped)
+            {
                 Base = ContiguousMapping(input);
+                input.ReleaseWindow(); // the mapping stays while the handle is open; Dispose may unmap
+            }
         }
 
         internal string Name { get; }
@@ -53,7 +56,9 @@ namespace NativeDir.Lucene
         /// positional calls (not mapped, empty, or the mapping is not one contiguous range).</summary>
         internal byte* Base { get; }
 
-        internal bool Closed => _closed;
+        internal bool Closed => Volatile.Read(ref _closed) != 0;
+
+        private NativeInput Open => Closed ? throw Disposed() : _input;
 
         internal IoStrategy Strategy => _input.Strategy;
 
@@ -73,37 +78,13 @@ namespace NativeDir.Lucene
 
         /// <summary>Reads exactly <paramref name="dst"/>.Length bytes at <paramref name="offset"/>
         /// of the file (thread-safe).</summary>
-        internal void Read(long offset, Span<byte> dst)
-        {
-            if (_closed)
-                throw Disposed();
-            _input.ReadBytes(offset, dst);
-        }
-
-        /// <summary>A handle of its own on the file, for a mapped owner's window (its
-        /// Dispose is the owner's).</summary>
-        internal NativeInput OpenReader()
-        {
-            if (_closed)
-                throw Disposed();
-            return _input.Clone();
-        }
+        internal void Read(long offset, Span<byte> dst) => Open.ReadBytes(offset, dst);
 
         /// <summary>nd_input_prefetch of [offset, offset + length) of the file.</summary>
-        internal void Prefetch(long offset, long length)
-        {
-            if (_closed)
-                throw Disposed();
-            _input.Prefetch(offset, length);
-        }
+        internal void Prefetch(long offset, long length) => Open.Prefetch(offset, length);
 
         /// <summary>nd_input_advise on the file: every input sharing it gets the advice.</summary>
-        internal void Advise(IoOptions advice)
-        {
-            if (_closed)
-                throw Disposed();
-            _input.Advise(advice);
-        }
+        internal void Advise(IoOptions advice) => Open.Advise(advice);
 
         /// <summary>nd_input_advise on a native slice of [offset, offset + length): on a
         /// mapping, only that range's pages get the advice.</summary>
@@ -124,16 +105,24 @@ namespace NativeDir.Lucene
             }
         }
 
-        internal void MarkCloned() => Volatile.Write(ref _cloned, 1);
+        /// <summary>Called before an input first points into the mapping (a clone is made, an owner
+        /// reads); false if the last owner's Dispose came first (it unmapped: read nothing).</summary>
+        internal bool MapRead()
+        {
+            // Dekker with ReleaseOwner, both sides full fences: either it sees this mark and
+            // leaves the mapping, or this sees its close
+            Interlocked.Exchange(ref _mapRead, 1);
+            return Volatile.Read(ref _closed) == 0;
+        }
 
         internal void ReleaseOwner()
         {
             if (Interlocked.Decrement(ref _owners) != 0)
                 return;
-            _closed = true;
-            if (Base == null || Volatile.Read(ref _cloned) == 0)
+            Interlocked.Exchange(ref _closed, 1);
+            if (Base == null || Volatile.Read(ref _mapRead) == 0)
                 _input.Dispose();
-            // else: clones may hold pointers into the mapping; the handle's finalizer unmaps it
+            // else: inputs may hold pointers into the mapping; the handle's finalizer unmaps it
             // once they (and this object) are unreachable.
         }
 

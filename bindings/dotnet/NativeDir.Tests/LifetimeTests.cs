@@ -63,6 +63,66 @@ namespace NativeDir.Tests
         [Theory]
         [InlineData(IoOptions.None)]
         [InlineData(IoOptions.Mapped)]
+        public void DisposeOnTheReadingThreadLeavesTheWindowToTheCursorsNextCall(IoOptions options)
+        {
+            NativeInput input = _dir.OpenInput("data", options);
+            Assert.Equal(_data[0], input.ReadByte());
+            input.Dispose(); // this thread read last, but the library cannot know nobody else reads
+            Assert.True(input.NativeReleased);
+            Assert.True(!NativeFiles.CanTell || NativeFiles.Holds(_tmp.File("data")));
+            Assert.Throws<ObjectDisposedException>(() => input.ReadByte()); // releases the window
+            Assert.False(NativeFiles.Holds(_tmp.File("data")));
+
+            input = _dir.OpenInput("data", options);
+            Assert.Equal(_data[0], input.ReadByte());
+            input.ReleaseWindow(); // the reader says it is done: Dispose then releases everything
+            input.Dispose();
+            Assert.False(NativeFiles.Holds(_tmp.File("data")));
+        }
+
+        [Theory]
+        [InlineData(IoOptions.None)]
+        [InlineData(IoOptions.Mapped)]
+        public unsafe void WindowHandedToAnotherThreadOutlivesItsTakersDispose(IoOptions options)
+        {
+            // the input moves, window and all, to another thread that reads it while the thread
+            // that took the window disposes it (that Dispose freed the window under the reader)
+            NativeInput input = _dir.OpenInput("data", options);
+            input.Seek(100);
+            ReadOnlySpan<byte> w = input.GetWindow(100); // taken on this thread
+            IntPtr p = (IntPtr)System.Runtime.CompilerServices.Unsafe.AsPointer(
+                ref System.Runtime.InteropServices.MemoryMarshal.GetReference(w));
+            int n = Math.Min(w.Length, 8192);
+            using var disposed = new ManualResetEventSlim();
+            int wrong = -1;
+            Exception? after = null;
+            var reader = new Thread(() =>
+            {
+                disposed.Wait();
+                var got = new ReadOnlySpan<byte>((byte*)p, n);
+                wrong = 0;
+                for (int i = 0; i < n; i++)
+                    wrong += got[i] != _data[100 + i] ? 1 : 0;
+                after = Record.Exception(() => input.ReadBytes(new byte[n + 1]));
+            });
+            reader.Start();
+            input.Dispose();
+            // another input of the same size takes a buffer now: freed memory would be reused here
+            File.WriteAllBytes(_tmp.File("other"), Data.Make(Size, 12));
+            using (NativeInput other = _dir.OpenInput("other", options))
+            {
+                other.ReadByte();
+                disposed.Set();
+                Assert.True(reader.Join(TimeSpan.FromSeconds(30)));
+            }
+            Assert.Equal(0, wrong);
+            Assert.IsType<ObjectDisposedException>(after); // the reader's call released it
+            Assert.False(NativeFiles.Holds(_tmp.File("data")));
+        }
+
+        [Theory]
+        [InlineData(IoOptions.None)]
+        [InlineData(IoOptions.Mapped)]
         public void AbandonedWindowIsReleasedByTheFinalizer(IoOptions options)
         {
             WeakReference released = AbandonAfterForeignDispose(options);

@@ -18,11 +18,11 @@ namespace NativeDir
     /// bounds check and a load. A mapped input's window is the whole rest of the file.</para>
     /// <para><b>Dispose racing a reader never crashes.</b> The library pins the window it hands
     /// out (nd_input_window) until the next window call on the handle. <see cref="Dispose"/>
-    /// closes the native handle at once; on the thread that last filled the window that releases
-    /// the memory too. On any other thread the memory stays: the reader may still return bytes
-    /// already in its window, and its next refill throws <see cref="ObjectDisposedException"/>
-    /// and releases it; if it never calls again, the garbage collector does. So dispose an input
-    /// on the thread that read it last when prompt release matters.</para>
+    /// closes the native handle at once, on any thread, but never frees the window: a reader may
+    /// still be reading it (the input may have moved to another thread since its last refill).
+    /// The cursor's next call throws <see cref="ObjectDisposedException"/> and releases it; if
+    /// none comes, the garbage collector does. An input only ever read positionally is released
+    /// entirely by Dispose.</para>
     /// </summary>
     public sealed unsafe class NativeInput : IDisposable
     {
@@ -44,7 +44,7 @@ namespace NativeDir
         private byte* _end;
         private long _winStart;
         private int _disposed;
-        private int _windowThread; // managed id of the thread that filled the window; 0: none yet
+        private bool _pinned; // a window was taken: Dispose leaves it to the cursor or the finalizer
 
         private NativeInput(InputSafeHandle h, string name, long length, int bufferSize)
         {
@@ -52,6 +52,14 @@ namespace NativeDir
             Name = name;
             _length = length;
             _bufferSize = bufferSize;
+        }
+
+        /// <summary>Owns a handle the library just returned (a clone, a slice).</summary>
+        private static NativeInput Wrap(long raw, string name)
+        {
+            var h = new InputSafeHandle();
+            h.Adopt(raw);
+            return Wrap(h, name);
         }
 
         internal static NativeInput Wrap(InputSafeHandle h, string name)
@@ -81,22 +89,7 @@ namespace NativeDir
         public long Length => Volatile.Read(ref _disposed) == 0 ? _length : throw OnDisposed();
 
         /// <summary>How the input reads: buffered, mapped, direct or drop-behind.</summary>
-        public IoStrategy Strategy
-        {
-            get
-            {
-                long h = Enter();
-                try
-                {
-                    int rc = Native.nd_input_strategy(h);
-                    return rc < 0 ? throw Errors.For(rc, Name) : (IoStrategy)rc;
-                }
-                finally
-                {
-                    _h.Exit();
-                }
-            }
-        }
+        public IoStrategy Strategy => (IoStrategy)Check(Native.nd_input_strategy(Value));
 
         /// <summary>The cursor: where the next <see cref="ReadByte"/> reads.</summary>
         public long Position
@@ -109,7 +102,7 @@ namespace NativeDir
         public void Seek(long pos)
         {
             if (Volatile.Read(ref _disposed) != 0)
-                throw OnDisposed();
+                throw CursorDisposed();
             if ((ulong)pos > (ulong)_length)
                 throw new ArgumentOutOfRangeException(nameof(pos), pos, $"outside 0..{_length} of '{Name}'");
             byte* end = _end; // read once: Dispose on another thread may null it
@@ -163,7 +156,7 @@ namespace NativeDir
         {
             long pos = Position;
             if (Volatile.Read(ref _disposed) != 0)
-                throw OnDisposed();
+                throw CursorDisposed();
             if (dst.Length > _length - pos)
                 throw new EndOfStreamException(
                     $"reading {dst.Length} bytes at {pos} of '{Name}' ({_length} bytes) passes its end");
@@ -201,19 +194,8 @@ namespace NativeDir
         {
             if (offset < 0)
                 throw new ArgumentOutOfRangeException(nameof(offset), offset, "negative offset");
-            long h = Enter();
-            try
-            {
-                long rc;
-                fixed (byte* p = dst)
-                    rc = Native.nd_read_bytes(h, offset, p, dst.Length);
-                if (rc < 0)
-                    throw Errors.For(rc, Name);
-            }
-            finally
-            {
-                _h.Exit();
-            }
+            fixed (byte* p = dst)
+                Check(Native.nd_read_bytes(Value, offset, p, dst.Length));
         }
 
         /// <summary>Reads exactly <c>dst.Length</c> bytes at <paramref name="offset"/>; see
@@ -272,7 +254,7 @@ namespace NativeDir
         private byte* Refill(long pos, out long available)
         {
             if (Volatile.Read(ref _disposed) != 0)
-                throw OnDisposed();
+                throw CursorDisposed();
             if ((ulong)pos >= (ulong)_length)
             {
                 _win = _cur = _end = null;
@@ -282,14 +264,14 @@ namespace NativeDir
             // No SafeHandle reference around the call: the handle table makes a closed handle a
             // clean ND_E_BAD_HANDLE, and the window stays pinned until this cursor's next call.
             byte* p;
-            _windowThread = Environment.CurrentManagedThreadId;
+            _pinned = true; // before the call: Dispose reads it after its nd_close
             long n = Native.nd_input_window(_h.Value, pos, &p);
             if (n <= 0)
             {
                 _win = _cur = _end = null;
                 _winStart = pos;
                 if (n == Native.ND_E_BAD_HANDLE && Volatile.Read(ref _disposed) != 0)
-                    throw OnDisposed(); // closed under us: the failed call released the window
+                    throw Errors.Disposed(nameof(NativeInput)); // closed under us: the failed call released the window
                 throw Errors.For(n == 0 ? Native.ND_E_IO : n, Name);
             }
             _win = p;
@@ -300,28 +282,24 @@ namespace NativeDir
             return p;
         }
 
+        /// <summary>Lets the library free this input's window now (nd_input_unpin) instead of at
+        /// the next refill, <see cref="Dispose"/>'s next cursor call or the finalizer: call it
+        /// on the thread that reads the input, when no span from <see cref="GetWindow"/> is in use
+        /// (e.g. right before Dispose, for a prompt release). The cursor keeps its position.</summary>
+        public void ReleaseWindow()
+        {
+            _winStart = Position;
+            _win = _cur = _end = null;
+            Native.nd_input_unpin(_h.Value);
+        }
+
         /// <summary>A new input on the same file with its own cursor (at 0) and window; the
         /// way to read one file from several threads. Dispose it separately.</summary>
         public NativeInput Clone()
         {
-            var c = new InputSafeHandle();
-            long h = Enter();
-            try
-            {
-                long raw;
-                int rc = Native.nd_input_clone(h, &raw);
-                if (rc < 0)
-                {
-                    c.Dispose();
-                    throw Errors.For(rc, Name);
-                }
-                c.Adopt(raw);
-            }
-            finally
-            {
-                _h.Exit();
-            }
-            return new NativeInput(c, Name, _length, _bufferSize);
+            long raw;
+            Check(Native.nd_input_clone(Value, &raw));
+            return Wrap(raw, Name);
         }
 
         /// <summary>A new input on bytes [<paramref name="offset"/>, <paramref name="offset"/> +
@@ -332,25 +310,9 @@ namespace NativeDir
             if (offset < 0 || length < 0 || offset > _length - length)
                 throw new ArgumentOutOfRangeException(nameof(offset),
                     $"slice [{offset}, {offset}+{length}) is outside '{Name}' ({_length} bytes)");
-            var s = new InputSafeHandle();
-            long h = Enter();
-            try
-            {
-                long raw;
-                int rc = Native.nd_input_slice(h, offset, length, &raw);
-                if (rc < 0)
-                {
-                    Exception e = Errors.For(rc, Name);
-                    s.Dispose();
-                    throw e;
-                }
-                s.Adopt(raw);
-            }
-            finally
-            {
-                _h.Exit();
-            }
-            return new NativeInput(s, Name, length, (int)Math.Max(1, Math.Min(_bufferSize, length)));
+            long raw;
+            Check(Native.nd_input_slice(Value, offset, length, &raw));
+            return Wrap(raw, Name); // its buffer size is the library's for the slice
         }
 
         /// <summary>
@@ -363,20 +325,7 @@ namespace NativeDir
         /// </summary>
         /// <exception cref="EndOfStreamException">The range passes the end of the input.</exception>
         /// <exception cref="ArgumentException">A negative offset or length.</exception>
-        public void Prefetch(long offset, long length)
-        {
-            long h = Enter();
-            try
-            {
-                int rc = Native.nd_input_prefetch(h, offset, length);
-                if (rc < 0)
-                    throw Errors.For(rc, Name);
-            }
-            finally
-            {
-                _h.Exit();
-            }
-        }
+        public void Prefetch(long offset, long length) => Check(Native.nd_input_prefetch(Value, offset, length));
 
         /// <summary>
         /// Changes the access advice of this open input to <see cref="IoOptions.Random"/>,
@@ -386,20 +335,7 @@ namespace NativeDir
         /// Experimental (nd_input_advise).
         /// </summary>
         /// <exception cref="ArgumentException">Anything but one of those three values.</exception>
-        public void Advise(IoOptions advice)
-        {
-            long h = Enter();
-            try
-            {
-                int rc = Native.nd_input_advise(h, (uint)advice);
-                if (rc < 0)
-                    throw Errors.For(rc, Name);
-            }
-            finally
-            {
-                _h.Exit();
-            }
-        }
+        public void Advise(IoOptions advice) => Check(Native.nd_input_advise(Value, (uint)advice));
 
         /// <summary>The native handle, for rings (which take their own references).</summary>
         internal InputSafeHandle Handle => _h;
@@ -407,22 +343,23 @@ namespace NativeDir
         /// <summary>For tests: whether nd_close has run on this input's handle.</summary>
         internal bool NativeReleased => _h.Released;
 
-        private long Enter()
-        {
-            if (Volatile.Read(ref _disposed) != 0)
-                throw OnDisposed();
-            return _h.Enter(nameof(NativeInput));
-        }
+        /// <summary>The native handle for a call. No SafeHandle reference is taken around calls:
+        /// the library's handle table makes a call racing nd_close safe, and a closed handle a
+        /// clean ND_E_BAD_HANDLE (<see cref="Check"/> turns it into ObjectDisposedException).</summary>
+        private long Value => Volatile.Read(ref _disposed) == 0 ? _h.Value : throw OnDisposed();
 
-        /// <summary>Called on a disposed input. On the thread that filled the window (and so is
-        /// not reading it now), lets the library free a window a Dispose on another thread left
-        /// pinned.</summary>
-        private ObjectDisposedException OnDisposed()
+        private long Check(long rc) => rc >= 0 ? rc
+            : throw (rc == Native.ND_E_BAD_HANDLE && Volatile.Read(ref _disposed) != 0 ? OnDisposed() : Errors.For(rc, Name));
+
+        private ObjectDisposedException OnDisposed() => Errors.Disposed(nameof(NativeInput));
+
+        /// <summary>A cursor call on a disposed input: the cursor has one user at a time, so the
+        /// caller is not inside the window, and the library may free what Dispose left pinned.</summary>
+        private ObjectDisposedException CursorDisposed()
         {
             _win = _cur = _end = null;
-            if (Volatile.Read(ref _windowThread) == Environment.CurrentManagedThreadId)
-                Native.nd_input_unpin(_h.Value);
-            return Errors.Disposed(nameof(NativeInput));
+            Native.nd_input_unpin(_h.Value);
+            return OnDisposed();
         }
 
         /// <summary>Closes the input; see the class remarks for Dispose on another thread.
@@ -432,12 +369,10 @@ namespace NativeDir
             if (Interlocked.Exchange(ref _disposed, 1) != 0)
                 return;
             _end = null; // the cursor's next read takes the slow path and sees the flag
-            _h.Dispose(); // nd_close; on the window's thread it also releases the window
-            // A window filled on another thread stays pinned until that thread calls again: if it
-            // never does, the finalizer releases it (InputSafeHandle). Read after the close: a
-            // window call that pinned before it wrote this field before calling.
-            int reader = Volatile.Read(ref _windowThread);
-            if (reader != 0 && reader != Environment.CurrentManagedThreadId)
+            _h.Dispose(); // nd_close: a pinned window stays for its reader
+            // ...whose next cursor call releases it; if none comes, the finalizer does
+            // (InputSafeHandle). Read after the close: a window call writes it before calling.
+            if (Volatile.Read(ref _pinned))
                 GC.ReRegisterForFinalize(_h);
         }
     }

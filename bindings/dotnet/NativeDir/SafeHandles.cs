@@ -61,17 +61,16 @@ namespace NativeDir
 
     /// <summary>
     /// An input's handle. The window a cursor reads is pinned by the library itself
-    /// (nd_input_window): nd_close on the thread that took it releases it, a close on any other
-    /// thread leaves it to that thread's next window call. Finalization is the one place where no
-    /// thread can read a window any more, so there the pin is dropped explicitly.
+    /// (nd_input_window) and nd_close leaves it to the cursor's next call. Finalization is the
+    /// other place where no thread can read a window any more, so there the pin is dropped.
     /// </summary>
     internal sealed class InputSafeHandle : NdSafeHandle
     {
         protected override void Dispose(bool disposing)
         {
             // Finalization: the input is unreachable, so nobody reads its window. This also runs
-            // for a handle Dispose already closed on another thread (NativeInput re-registers it),
-            // whose pin may be all that keeps the native input alive.
+            // for a handle Dispose already closed (NativeInput re-registers it when it took a
+            // window), whose pin may be all that keeps the native input alive.
             if (!disposing && Value != 0)
                 Native.nd_input_unpin(Value);
             base.Dispose(disposing);

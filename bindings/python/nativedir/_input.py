@@ -35,11 +35,6 @@ _NO_BUFFER = object()
 _UNPINNED = (_NO_BUFFER, None, 0)
 
 
-def _unpin_close(h: int) -> None:
-    lib.nd_input_unpin(h)
-    _close(h)
-
-
 class Strategy(enum.IntEnum):
     """How an input reads or an output writes, as the library decided at open."""
 
@@ -354,10 +349,10 @@ class Input(io.RawIOBase):
             raise exc
         # The gc'd pointer is referenced by the buffer, which every memoryview
         # (and slice) references: the clone closes when the last one dies.
-        # Nothing can read the window then, so its pin goes too (a close on
-        # a thread other than this one would leave it: nativedir.h).
+        # Nothing can read the window then, so its pin goes too (a close
+        # alone leaves it: nativedir.h).
         owner = ffi.gc(ffi.cast("uint8_t *", ptr[0]),
-                       lambda _p, h=view_handle: _unpin_close(h), size=int(n))
+                       lambda _p, h=view_handle: (lib.nd_input_unpin(h), _close(h)), size=int(n))
         return memoryview(_buffer(owner, int(n))).toreadonly()
 
     # ---- closing ----

@@ -4,9 +4,7 @@ import io.nativedir.jni.nativedir;
 import java.io.Closeable;
 import java.io.EOFException;
 import java.io.IOException;
-import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
 import java.lang.invoke.VarHandle;
 import java.lang.ref.Cleaner;
 import java.nio.ByteBuffer;
@@ -24,8 +22,9 @@ import java.util.Objects;
  * with no native call: a buffer over the library's window (nd_input_window), which is the mapping
  * for a mapped input and the handle's own cursor buffer otherwise, refilled by one window call.
  * The library pins the window it hands out until the handle's next window call, so a {@link
- * #close} on another thread never frees memory under a reader: the reader finishes its window
- * and its next refill throws. The window buffer is private and replaced on every refill, so no
+ * #close} on any thread never frees memory under a reader (the input may have moved to another
+ * thread since its last refill): the reader finishes its window and its next cursor call throws
+ * and releases it; if none comes, a Cleaner does once the input is unreachable. The window buffer is private and replaced on every refill, so no
  * caller can keep one past the memory it points at.
  *
  * <p>After {@link #close()}, every method but {@code close}, {@code name} and {@code toString}
@@ -63,13 +62,11 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
   private static final ByteBuffer EMPTY = ByteBuffer.allocateDirect(0);
   ByteBuffer win = EMPTY; // package-private: read by the two readByte implementations
   private long winStart;
-  // Buffered inputs: the id of the thread that made the last window call (0: none yet). A close
-  // on another thread leaves that window pinned for the reader (see close).
-  private volatile long windowThread;
+  // Buffered inputs: a window call was made, so close leaves a pinned window (see close)
+  private volatile boolean windowed;
   // Cursor reads at least min(bufferSize, this) long skip the window (nd_read_buffered's rule)
   private static final int MAX_BYPASS = 64 * 1024;
   private static final Cleaner CLEANER = Cleaner.create();
-  private static final MethodHandle IS_VIRTUAL = isVirtualHandle();
 
   NativeInput(long handle, String name, long length, int bufferSize, Mapping mapping,
       long base) {
@@ -351,31 +348,26 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
     long h = cursorHandle();
     win = EMPTY; // a failed call leaves nothing stale behind: the old window is released by it
     winStart = p;
-    windowThread = currentThreadId(); // before the call: close reads it after its nd_close
+    windowed = true; // before the call: close reads it after its nd_close
     // nd_input_window releases this handle's previous window and pins the new one; on a handle
     // closed by another thread it throws IllegalStateException (ND_E_BAD_HANDLE) and releases it
     win = nativedir.nd_input_window(h, p);
   }
 
-  /** The open handle for a cursor call; on a closed input, drops the window first (below). */
+  /**
+   * The open handle for a cursor call. On a closed input it forgets the window and lets the library
+   * free it: the cursor has one user at a time, so the caller is not inside the window.
+   */
   private long cursorHandle() {
     long h = handle;
     if (h == 0) {
-      throw closedCursor();
+      win = EMPTY;
+      if (mapping == null) {
+        unpinQuietly(raw);
+      }
+      throw NativeErrors.closed(this.toString());
     }
     return h;
-  }
-
-  /**
-   * On a closed input: forgets the window and, on the thread that made the last window call (so
-   * is not reading it now), lets the library free a window a close on another thread left pinned.
-   */
-  private IllegalStateException closedCursor() {
-    win = EMPTY;
-    if (mapping == null && windowThread == currentThreadId()) {
-      unpinQuietly(raw);
-    }
-    return NativeErrors.closed(this.toString());
   }
 
   private static void unpinQuietly(long h) {
@@ -383,43 +375,6 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
       nativedir.nd_input_unpin(h);
     } catch (IOException | RuntimeException ignored) {
       // ND_E_BAD_HANDLE: nothing of the handle is left, so nothing is pinned
-    }
-  }
-
-  @SuppressWarnings("deprecation") // Thread.threadId() is Java 19+
-  private static long currentThreadId() {
-    return Thread.currentThread().getId();
-  }
-
-  /** Thread.isVirtual (Java 21+), or null: a virtual thread may move to another OS thread. */
-  private static MethodHandle isVirtualHandle() {
-    try {
-      return MethodHandles.publicLookup().findVirtual(Thread.class, "isVirtual",
-          MethodType.methodType(boolean.class));
-    } catch (ReflectiveOperationException e) {
-      return null;
-    }
-  }
-
-  private static boolean onVirtualThread() {
-    try {
-      return IS_VIRTUAL != null && (boolean) IS_VIRTUAL.invoke(Thread.currentThread());
-    } catch (Throwable e) {
-      return true; // cannot tell: assume the OS thread may differ (costs a Cleaner, never safety)
-    }
-  }
-
-  /** Releases a window pin once its input is unreachable; must not reference the input. */
-  private static final class Unpin implements Runnable {
-    private final long h;
-
-    Unpin(long h) {
-      this.h = h;
-    }
-
-    @Override
-    public void run() {
-      unpinQuietly(h); // unreachable input: nobody can read its window any more
     }
   }
 
@@ -564,14 +519,12 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
     // racing reader still holds the old window, whose memory the library keeps pinned)
     win = EMPTY;
     try {
-      nativedir.nd_close(h); // on the thread of the last window call this releases the window
+      nativedir.nd_close(h); // a pinned window stays for its reader
     } finally {
-      // A window call on another OS thread keeps its window pinned until that reader calls
-      // again; if it never does, the Cleaner releases it once nobody can reach this input.
-      // Read after nd_close: a window call that pinned before the close wrote it first.
-      long t = mapping == null ? windowThread : 0;
-      if (t != 0 && (t != currentThreadId() || onVirtualThread())) {
-        CLEANER.register(this, new Unpin(h));
+      // ...whose next cursor call releases it; if none comes, the Cleaner does once nobody can
+      // reach this input. Read after nd_close: a window call that pinned before it wrote it first.
+      if (windowed) {
+        CLEANER.register(this, () -> unpinQuietly(h)); // captures h only, never this input
       }
     }
   }

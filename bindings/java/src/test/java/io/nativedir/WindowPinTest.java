@@ -50,7 +50,7 @@ public class WindowPinTest {
   }
 
   @Test
-  public void closeOnTheReadingThreadReleasesAtOnce() throws Exception {
+  public void closeOnTheReadingThreadLeavesTheWindowToTheCursorsNextCall() throws Exception {
     Path root = tmp.getRoot().toPath();
     TestFiles.write(root, "f", SIZE, 21);
     needFds();
@@ -58,8 +58,49 @@ public class WindowPinTest {
       NativeInput in = dir.openInput("f");
       in.readByte();
       assertTrue(holds(root.resolve("f")));
-      in.close();
+      in.close(); // the library cannot tell this thread is the only reader: the window stays
+      assertTrue(holds(root.resolve("f")));
+      assertThrows(IllegalStateException.class, in::readByte); // the cursor's call releases it
       assertFalse(holds(root.resolve("f")));
+    }
+  }
+
+  @Test
+  public void windowHandedToAnotherThreadOutlivesItsTakersClose() throws Exception {
+    // the input moves, window and all, to another thread that reads it while the thread that
+    // took the window closes it (a close on the taker's thread freed the window under it)
+    Path root = tmp.getRoot().toPath();
+    byte[] data = TestFiles.write(root, "f", SIZE, 24);
+    TestFiles.write(root, "g", SIZE, 25);
+    ExecutorService reader = Executors.newSingleThreadExecutor();
+    try (NativeDirectory dir = NativeDirectory.open(root)) {
+      for (IOFlag[] flags : new IOFlag[][] {{}, {IOFlag.RANDOM}, {IOFlag.SEQUENTIAL}, {IOFlag.MERGE}}) {
+        NativeInput in = dir.openInput("f", flags);
+        in.seek(100);
+        assertEquals(data[100], in.readByte()); // the window is taken here
+        ByteBuffer w = in.win;
+        java.util.concurrent.CountDownLatch closed = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.Future<?> read = reader.submit(() -> {
+          closed.await();
+          for (int i = w.position(); i < w.limit(); i++) {
+            assertEquals(data[100 + i], w.get(i));
+          }
+          assertThrows(IllegalStateException.class, in::readByte);
+          return null;
+        });
+        in.close();
+        // another input of the same size takes a buffer now: freed memory would be reused here
+        try (NativeInput other = dir.openInput("g", flags)) {
+          other.readByte();
+          closed.countDown();
+          read.get(10, TimeUnit.SECONDS);
+        }
+        if (Files.isDirectory(FDS)) {
+          assertFalse("the reader's call released the window", holds(root.resolve("f")));
+        }
+      }
+    } finally {
+      reader.shutdownNow();
     }
   }
 
@@ -79,7 +120,7 @@ public class WindowPinTest {
           return in.win; // the window the reader holds (package-private, for this test)
         }).get(10, TimeUnit.SECONDS);
         assertTrue(w.remaining() > 0);
-        in.close(); // not the window's thread: the library keeps the window pinned
+        in.close(); // the library keeps the window pinned for its reader
         assertTrue("pinned after a close on another thread", holds(f));
         reader.submit(() -> {
           // the bytes still in the reader's window are the file's (memory kept, not freed)
