@@ -90,9 +90,7 @@ namespace NativeDir.Lucene
         /// mapping, only that range's pages get the advice.</summary>
         internal void AdviseRange(long offset, long length, IoOptions advice)
         {
-            if (_closed)
-                throw Disposed();
-            using NativeInput range = _input.Slice(offset, length);
+            using NativeInput range = Open.Slice(offset, length);
             range.Advise(advice);
         }
 
