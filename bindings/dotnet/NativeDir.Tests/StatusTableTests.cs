@@ -116,9 +116,11 @@ namespace NativeDir.Tests
                 OnPrivateMount(t, "tmpfs", "size=256k", dir =>
                 {
                     // the write's own exception: a later Dispose reports the failure again, but
-                    // without the OS error (the library keeps the status of a failure, not its errno)
+                    // without the OS error (the library keeps the status of a failure, not its errno).
+                    // 4 MiB: a buffered output collects up to 2 MiB before its first write (large
+                    // page-cache folios, docs/design.md), so a smaller write would fail at Dispose
                     NativeOutput o = dir.CreateOutput("fill");
-                    Exception e = Caught(() => o.Write(new byte[1 << 20]));
+                    Exception e = Caught(() => o.Write(new byte[4 << 20]));
                     Caught(o.Dispose);
                     return e;
                 })),
