@@ -17,6 +17,8 @@
 #ifdef __linux__
 #  include <dirent.h>
 #  include <errno.h>
+#  include <poll.h>
+#  include <sys/inotify.h>
 #  include <time.h>
 #  include <unistd.h>
 #endif
@@ -450,6 +452,249 @@ static void test_opt_out(void **state)
     assert_status(ND_OK, nd_close(ring));
 }
 
+/* ---- letting go when the last input closes ---- */
+
+/* Watches path for the events in `mask` (inotify): -1 if it cannot. */
+static int watch(const char *path, uint32_t mask)
+{
+    int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (fd >= 0 && inotify_add_watch(fd, path, mask) < 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/* 1 if an event in `mask` arrives on inotify descriptor `fd` within `ms`. */
+static int wait_event(int fd, uint32_t mask, int ms)
+{
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+        ssize_t n = read(fd, buf, sizeof buf);
+        for (ssize_t k = 0; k < n;) {
+            const struct inotify_event *ev = (const struct inotify_event *)(buf + k);
+            if (ev->mask & mask)
+                return 1;
+            k += (ssize_t)(sizeof *ev + ev->len);
+        }
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        long spent = (t.tv_sec - t0.tv_sec) * 1000L + (t.tv_nsec - t0.tv_nsec) / 1000000L;
+        if (spent >= ms)
+            return 0;
+        struct pollfd p = {fd, POLLIN, 0};
+        (void)poll(&p, 1, (int)(ms - spent));
+    }
+}
+
+/* One read of `in` through `ring`, checked. */
+static void read_once(files_env *e, nd_handle ring, nd_handle in, int file)
+{
+    uint8_t *buf = NULL;
+    assert_int_equal(posix_memalign((void **)&buf, BLOCK, BLOCK), 0);
+    pending p = {file, e->seed[file], 2 * BLOCK, 1};
+    assert_status(ND_OK, nd_ring_submit_read(ring, in, p.off, buf, BLOCK, 0));
+    uint64_t tag;
+    int64_t res;
+    assert_int_equal(nd_ring_reap(ring, &tag, &res, 1, 5000), 1);
+    check_done(&p, 1, buf, tag, res);
+    free(buf);
+}
+
+/* Polls for up to `ms` until no descriptor of the process is open on a file
+ * under dir and (when `table`) the ring's table lists none of them; 1 if so. */
+static int let_go_within(const char *dir, int table, int ms)
+{
+    for (int waited = 0;; waited += 5) {
+        table_view v = table ? read_table(dir) : (table_view){0, 1, 0};
+        if (fds_under(dir) == 0 && v.listed && v.ours == 0)
+            return 1;
+        if (waited >= ms)
+            return 0;
+        pause_ms(5);
+    }
+}
+
+/* Closing the last input on a file closes it at once, though the ring read
+ * it through a registered descriptor: the process's descriptor is gone and
+ * the kernel's table no longer lists the file within 200 ms (the ring used
+ * to keep it for up to 16 s, until a timed sweep). */
+static void test_close_lets_go_at_once(void **state)
+{
+    files_env *e = *state;
+    nd_handle ring, in;
+    if (!open_uring(&ring))
+        return;
+    char name[16], path[TST_PATH_MAX];
+    tst_join(path, sizeof path, e->env.dir_path, fname(name, 5));
+    int ino = watch(path, IN_CLOSE_NOWRITE);
+    assert_true(ino >= 0);
+    for (int round = 0; round < 3; round++) {
+        assert_status(ND_OK, nd_open_input(e->env.dir, name, 0, &in));
+        read_once(e, ring, in, 5);
+        table_view v = listed_table(e->env.dir_path);
+        assert_int_equal(v.ours, 1); /* read through the table */
+        /* an input still open keeps its file, whatever the ring does meanwhile */
+        pause_ms(50);
+        assert_int_equal(fds_under(e->env.dir_path), 1);
+        assert_false(wait_event(ino, IN_CLOSE_NOWRITE, 0));
+        assert_status(ND_OK, nd_close(in));
+        /* the kernel's last reference to the open file is gone: it reports the close */
+        assert_true(wait_event(ino, IN_CLOSE_NOWRITE, 200));
+        assert_true(let_go_within(e->env.dir_path, 1, 200));
+    }
+    close(ino);
+    assert_status(ND_OK, nd_close(ring));
+}
+
+/* Lucene deletes the files a merge replaced while readers still have them
+ * open, and expects their space back once the last reader closes: a file
+ * deleted while open and read through the ring is gone from the disk within
+ * 200 ms of its last input's close (inotify's IN_DELETE_SELF comes when the
+ * last reference to the deleted file goes, and its blocks with it). */
+static void test_deleted_file_space_returns(void **state)
+{
+    files_env *e = *state;
+    nd_handle ring, in, clone;
+    if (!open_uring(&ring))
+        return;
+    char name[16], path[TST_PATH_MAX];
+    tst_join(path, sizeof path, e->env.dir_path, fname(name, 9));
+    int ino = watch(path, IN_DELETE_SELF);
+    assert_true(ino >= 0);
+    assert_status(ND_OK, nd_open_input(e->env.dir, name, 0, &in));
+    assert_status(ND_OK, nd_input_clone(in, &clone));
+    assert_int_equal(unlink(path), 0);
+    read_once(e, ring, in, 9);
+    read_once(e, ring, clone, 9);
+    assert_status(ND_OK, nd_close(in));
+    pause_ms(50);
+    assert_false(wait_event(ino, IN_DELETE_SELF, 0)); /* the clone still reads it */
+    read_once(e, ring, clone, 9);
+    assert_status(ND_OK, nd_close(clone));
+    assert_true(wait_event(ino, IN_DELETE_SELF, 200));
+    assert_true(let_go_within(e->env.dir_path, 1, 200));
+    close(ino);
+    assert_status(ND_OK, nd_close(ring));
+}
+
+/* Two rings hold one file in their tables: closing its input lets both go
+ * (the first to let go wakes the other), and closing either ring first, then
+ * the input, leaves no descriptor behind. */
+static void test_two_rings_one_file(void **state)
+{
+    files_env *e = *state;
+    char name[16], path[TST_PATH_MAX];
+    tst_join(path, sizeof path, e->env.dir_path, fname(name, 11));
+    int ino = watch(path, IN_CLOSE_NOWRITE);
+    assert_true(ino >= 0);
+    /* order 0: the input closes with both rings open; 1 and 2: ring 0 or ring
+     * 1 closes first, then the input, then the other ring */
+    for (int order = 0; order < 3; order++) {
+        nd_handle ring[2], in;
+        if (!open_uring(&ring[0]))
+            break;
+        assert_status(ND_OK, nd_ring_open(DEPTH, 0, &ring[1]));
+        assert_int_equal(nd_ring_backend(ring[1]), ND_RING_IO_URING);
+        assert_status(ND_OK, nd_open_input(e->env.dir, name, 0, &in));
+        for (int k = 0; k < 4; k++)
+            read_once(e, ring[k % 2], in, 11);
+        int first = order == 0 ? -1 : order - 1;
+        if (first >= 0) {
+            assert_status(ND_OK, nd_close(ring[first]));
+            assert_int_equal(fds_under(e->env.dir_path), 1); /* the input keeps it */
+            read_once(e, ring[1 - first], in, 11);
+        }
+        assert_status(ND_OK, nd_close(in));
+        assert_true(wait_event(ino, IN_CLOSE_NOWRITE, 200));
+        assert_true(let_go_within(e->env.dir_path, 0, 200));
+        for (int k = 0; k < 2; k++)
+            if (k != first)
+                assert_status(ND_OK, nd_close(ring[k]));
+        assert_false(wait_event(ino, IN_CLOSE_NOWRITE, 0)); /* one close per open */
+    }
+    close(ino);
+}
+
+/* Threads of this process, as a bitmap of tids below 1 << 22 (callers only
+ * compare two of them). */
+static void tids(uint8_t *set, size_t cap)
+{
+    memset(set, 0, cap);
+    DIR *d = opendir("/proc/self/task");
+    if (d == NULL)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        long t = atol(de->d_name);
+        if (t > 0 && (size_t)t / 8 < cap)
+            set[t / 8] |= (uint8_t)(1u << (t % 8));
+    }
+    closedir(d);
+}
+
+/* The voluntary context switches of the threads in `set` (-1: unreadable). */
+static long switches(const uint8_t *set, size_t cap)
+{
+    long sum = 0;
+    for (size_t t = 0; t < cap * 8; t++) {
+        if (!(set[t / 8] & (1u << (t % 8))))
+            continue;
+        char p[64], line[256];
+        snprintf(p, sizeof p, "/proc/self/task/%zu/status", t);
+        FILE *f = fopen(p, "r");
+        if (f == NULL)
+            return -1;
+        long v = -1;
+        while (fgets(line, sizeof line, f) != NULL)
+            if (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1)
+                break;
+        fclose(f);
+        if (v < 0)
+            return -1;
+        sum += v;
+    }
+    return sum;
+}
+
+/* An idle ring holding a registered file that an input still uses never
+ * wakes up: its threads make no context switch in 2.5 s (the ring used to
+ * wake after 1 s, then 2, 4... to look for files to let go). */
+static void test_idle_ring_sleeps(void **state)
+{
+    files_env *e = *state;
+    enum { CAP = (1 << 22) / 8 };
+    static uint8_t before[CAP], after[CAP];
+    nd_handle ring, in;
+    tids(before, CAP);
+    if (!open_uring(&ring))
+        return;
+    tids(after, CAP);
+    int ring_threads = 0;
+    for (size_t i = 0; i < CAP; i++) {
+        after[i] &= (uint8_t)~before[i];
+        for (int b = 0; b < 8; b++)
+            ring_threads += (after[i] >> b) & 1;
+    }
+    assert_true(ring_threads > 0); /* the submitter */
+    char name[16];
+    assert_status(ND_OK, nd_open_input(e->env.dir, fname(name, 3), 0, &in));
+    read_once(e, ring, in, 3);
+    assert_int_equal(listed_table(e->env.dir_path).ours, 1);
+    pause_ms(100); /* whatever the read's completion left to do */
+    long s0 = switches(after, CAP);
+    assert_true(s0 >= 0);
+    pause_ms(2500);
+    long s1 = switches(after, CAP);
+    if (s1 != s0)
+        fail_msg("the idle ring's threads switched %ld times in 2.5 s", s1 - s0);
+    assert_status(ND_OK, nd_close(in));
+    assert_true(let_go_within(e->env.dir_path, 1, 200));
+    assert_status(ND_OK, nd_close(ring));
+}
+
 #ifdef ND_FAULT_INJECTION
 /* io_uring_register failing (memory, seccomp, an emulator): the table's
  * registration at open, or the first file's, turns registration off for the
@@ -491,6 +736,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_wide_batches, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ring_close_lets_files_go, setup, teardown),
         cmocka_unit_test_setup_teardown(test_opt_out, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_close_lets_go_at_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_deleted_file_space_returns, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_two_rings_one_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_idle_ring_sleeps, setup, teardown),
 #ifdef ND_FAULT_INJECTION
         cmocka_unit_test_setup_teardown(test_register_fails, setup, teardown),
 #endif
