@@ -2,9 +2,11 @@
  * test_ring_files.c - the io_uring ring's registered files (posix/ring_uring.c):
  * reads from more files than its table holds, inputs closed with reads in
  * flight and files replaced on disk under the same name, every byte checked;
- * the kernel's own view of the table (/proc/self/fdinfo of the ring) shows
- * that registration is used, that a file no input uses any more is let go
- * (closed), and that a ring whose registration is refused (ND_RING_NO_REGISTER,
+ * the kernel's own view of the table (/proc/self/fdinfo of the ring) and
+ * inotify show that registration is used, that a file no input uses any more
+ * is let go (closed, a deleted one's space freed) by the time the last
+ * nd_close returns, by one ring or two, that an idle ring never wakes up, and
+ * that a ring whose registration is refused (ND_RING_NO_REGISTER,
  * or a failing io_uring_register through the fault hooks) reads through plain
  * descriptors. Linux only (io_uring); elsewhere every case says it is skipped.
  */
@@ -327,7 +329,7 @@ static void close_all(nd_handle *in)
 
 /* The table is used and full (more files than slots), the reads are right
  * through replacements, closes and replaced files; once no input uses a file,
- * the ring lets it go (within its idle sweep, 1 s) and closes it. */
+ * the ring has let it go (and it is closed) when the last nd_close returns. */
 static void test_registered_files(void **state)
 {
     files_env *e = *state;
@@ -351,21 +353,11 @@ static void test_registered_files(void **state)
     v = listed_table(e->env.dir_path);
     assert_true(v.ours > 0);
     close_all(in);
-    /* the ring goes idle, sweeps (at once, then after 1, 2, 4... s), and
-     * closes what no input uses: the descriptors are gone, and the kernel's
-     * table lists none of the files (an empty listing may also be a listing
-     * the kernel skipped: the descriptors are what counts) */
-    int left = -1, fds = -1;
-    for (int i = 0; i < 1000; i++) {
-        v = read_table(e->env.dir_path);
-        left = v.ours;
-        fds = fds_under(e->env.dir_path);
-        if (left == 0 && fds == 0)
-            break;
-        pause_ms(20);
-    }
-    assert_int_equal(left, 0);
-    assert_int_equal(fds, 0);
+    /* each close let go of its file in every ring: the descriptors are gone,
+     * and the kernel's table lists none of the files (an empty listing may
+     * also be a listing the kernel skipped: the descriptors are what counts) */
+    assert_int_equal(fds_under(e->env.dir_path), 0);
+    assert_int_equal(read_table(e->env.dir_path).ours, 0);
     /* and registers again when reads come back */
     open_all(e, in);
     mixed_reads(e, ring, in, 500, 2, 1);
@@ -520,10 +512,11 @@ static int let_go_within(const char *dir, int table, int ms)
     }
 }
 
-/* Closing the last input on a file closes it at once, though the ring read
- * it through a registered descriptor: the process's descriptor is gone and
- * the kernel's table no longer lists the file within 200 ms (the ring used
- * to keep it for up to 16 s, until a timed sweep). */
+/* Closing the last input on a file closes it, though the ring read it
+ * through a registered descriptor: when nd_close returns, the process's
+ * descriptor is gone, the kernel has dropped its last reference (inotify's
+ * close event) and its table no longer lists the file (the ring used to keep
+ * it for up to 16 s, until a timed sweep). */
 static void test_close_lets_go_at_once(void **state)
 {
     files_env *e = *state;
@@ -545,8 +538,8 @@ static void test_close_lets_go_at_once(void **state)
         assert_false(wait_event(ino, IN_CLOSE_NOWRITE, 0));
         assert_status(ND_OK, nd_close(in));
         /* the kernel's last reference to the open file is gone: it reports the close */
-        assert_true(wait_event(ino, IN_CLOSE_NOWRITE, 200));
-        assert_true(let_go_within(e->env.dir_path, 1, 200));
+        assert_true(wait_event(ino, IN_CLOSE_NOWRITE, 0));
+        assert_true(let_go_within(e->env.dir_path, 1, 0));
     }
     close(ino);
     assert_status(ND_OK, nd_close(ring));
@@ -554,8 +547,8 @@ static void test_close_lets_go_at_once(void **state)
 
 /* Lucene deletes the files a merge replaced while readers still have them
  * open, and expects their space back once the last reader closes: a file
- * deleted while open and read through the ring is gone from the disk within
- * 200 ms of its last input's close (inotify's IN_DELETE_SELF comes when the
+ * deleted while open and read through the ring is gone from the disk when
+ * its last input's nd_close returns (inotify's IN_DELETE_SELF comes when the
  * last reference to the deleted file goes, and its blocks with it). */
 static void test_deleted_file_space_returns(void **state)
 {
@@ -577,15 +570,15 @@ static void test_deleted_file_space_returns(void **state)
     assert_false(wait_event(ino, IN_DELETE_SELF, 0)); /* the clone still reads it */
     read_once(e, ring, clone, 9);
     assert_status(ND_OK, nd_close(clone));
-    assert_true(wait_event(ino, IN_DELETE_SELF, 200));
-    assert_true(let_go_within(e->env.dir_path, 1, 200));
+    assert_true(wait_event(ino, IN_DELETE_SELF, 0));
+    assert_true(let_go_within(e->env.dir_path, 1, 0));
     close(ino);
     assert_status(ND_OK, nd_close(ring));
 }
 
-/* Two rings hold one file in their tables: closing its input lets both go
- * (the first to let go wakes the other), and closing either ring first, then
- * the input, leaves no descriptor behind. */
+/* Two rings hold one file in their tables: closing its input makes both let
+ * go before nd_close returns, and closing either ring first, then the input,
+ * leaves no descriptor behind either. */
 static void test_two_rings_one_file(void **state)
 {
     files_env *e = *state;
@@ -611,8 +604,8 @@ static void test_two_rings_one_file(void **state)
             read_once(e, ring[1 - first], in, 11);
         }
         assert_status(ND_OK, nd_close(in));
-        assert_true(wait_event(ino, IN_CLOSE_NOWRITE, 200));
-        assert_true(let_go_within(e->env.dir_path, 0, 200));
+        assert_true(wait_event(ino, IN_CLOSE_NOWRITE, 0));
+        assert_true(let_go_within(e->env.dir_path, 0, 0));
         for (int k = 0; k < 2; k++)
             if (k != first)
                 assert_status(ND_OK, nd_close(ring[k]));
@@ -694,7 +687,7 @@ static void test_idle_ring_sleeps(void **state)
     if (s1 != s0)
         fail_msg("the idle ring's threads switched %ld times in 2.5 s", s1 - s0);
     assert_status(ND_OK, nd_close(in));
-    assert_true(let_go_within(e->env.dir_path, 1, 200));
+    assert_true(let_go_within(e->env.dir_path, 1, 0));
     assert_status(ND_OK, nd_close(ring));
 }
 

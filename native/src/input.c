@@ -110,19 +110,20 @@ static void file_destroy(nd_file *f)
 
 /* After a reference is dropped, leaving `left`: closes the file when none
  * is left; when only rings hold it (no input, clone, slice or read of one is
- * left, and none can appear: they all come from an input), asks them to let
- * it go now, so the file closes as if no ring had read it. */
-static void file_after_drop(nd_file *f, uint64_t left)
+ * left, and none can appear: they all come from an input), makes them let go
+ * now (unless `wake_rings` is 0: the caller is that sweep), so the file is
+ * closed when this returns, as if no ring had read it. */
+static void file_after_drop(nd_file *f, uint64_t left, int wake_rings)
 {
     if (REFS_OF(left) == 0)
         file_destroy(f);
-    else if (REFS_OF(left) == RINGS_OF(left))
+    else if (wake_rings && REFS_OF(left) == RINGS_OF(left))
         nd__ring_files_unused();
 }
 
 static void file_release(nd_file *f)
 {
-    file_after_drop(f, atomic_fetch_sub(&f->refs, 1) - 1);
+    file_after_drop(f, atomic_fetch_sub(&f->refs, 1) - 1, 1);
 }
 
 void nd__file_ring_hold(void *file)
@@ -130,10 +131,10 @@ void nd__file_ring_hold(void *file)
     atomic_fetch_add(&((nd_file *)file)->refs, RING_HOLD + 1);
 }
 
-void nd__file_ring_drop(void *file)
+void nd__file_ring_drop(void *file, int wake_rings)
 {
     nd_file *f = file;
-    file_after_drop(f, atomic_fetch_sub(&f->refs, RING_HOLD + 1) - (RING_HOLD + 1));
+    file_after_drop(f, atomic_fetch_sub(&f->refs, RING_HOLD + 1) - (RING_HOLD + 1), wake_rings);
 }
 
 int nd__file_ring_only(void *file)

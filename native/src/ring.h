@@ -65,9 +65,10 @@ typedef struct {
     /* Frees the backend's state (the last user of the ring is gone). */
     void (*free)(nd_ring *r);
     /* Optional (backends that hold files: io_uring's registered descriptors):
-     * some file is held by rings only now; let go of such files soon, from
-     * the backend's own thread. Called with the list of live rings locked, so
-     * it must not block or drop a file itself. */
+     * some file is held by rings only now; let go of every such file, now, on
+     * the calling thread, dropping them with nd__file_ring_drop(file, 0).
+     * Called with the list of live rings locked: one pass over the rings lets
+     * go of every ring's hold, and the last closes the file. */
     void (*files_unused)(nd_ring *r);
 } nd_ring_backend_ops;
 

@@ -29,6 +29,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -40,10 +41,11 @@
 #define FILE_SLOTS 64
 /* A registered descriptor keeps its file open (and a deleted file's space in
  * use) after the library closes its own descriptor, so the ring must let go
- * the moment no input uses a file any more: the input that drops the last
- * other reference calls nd__ring_files_unused, which sets sweep_now and wakes
- * the submitter, which sweeps before anything else. No timer: an idle ring
- * sleeps until work or such a request comes. */
+ * the moment no input uses a file any more: the thread that drops the last
+ * other reference (nd_close of the last input, or the reap that finishes its
+ * last read) sweeps every ring's table itself (nd__ring_files_unused), so
+ * the file is closed when nd_close returns, as if no ring had read it. No
+ * timer: an idle ring sleeps until work comes. */
 
 /* One registered descriptor: the ring holds `file` (nd__file_ring_hold) while
  * its descriptor sits in the kernel's table, so the key stays unique. */
@@ -62,20 +64,24 @@ typedef struct {
     nd_ring_fifo hand;
     int stopping;
     int waiting; /* the submitter sleeps on hand_cv */
-    _Atomic int sweep_now; /* some file is held by rings only: sweep before sleeping or sending */
     int started;
     pthread_t submitter;
-    /* registered files: touched by the submitter thread only (and by
-     * uring_free once it has stopped), so they need no lock */
+    /* registered files: under sq_mu (the submitter registers while it
+     * prepares a batch; any thread may sweep), or in uring_free once the
+     * submitter has stopped and no thread can reach the ring */
     int files_on;        /* the table is registered and registering has not failed */
     uint32_t files_top;  /* slots [files_top, FILE_SLOTS) were never filled */
     uint32_t files_held; /* slots holding a file */
     uint32_t last;       /* the slot found last (runs of reads of one file) */
     uint64_t batch;      /* batches sent so far */
     file_slot files[FILE_SLOTS];
+    /* files whose slots were given to others while a batch was prepared:
+     * dropped once sq_mu is released (a drop may sweep every ring, this one too) */
+    void *replaced[SUBMIT_BATCH];
+    uint32_t n_replaced;
 } uring_state;
 
-/* Submitter thread: the registered slot of op's file, registering it on first
+/* Submitter thread, with sq_mu held: the registered slot of op's file, registering it on first
  * use (an empty slot, else the least recently used one that no read of the
  * batch being prepared refers to); -1: this read uses the plain descriptor. */
 static int file_index(uring_state *u, const nd_ring_op *op)
@@ -100,7 +106,7 @@ static int file_index(uring_state *u, const nd_ring_op *op)
             old = (int)i;
     }
     int pick = empty >= 0 ? empty : u->files_top < FILE_SLOTS ? (int)u->files_top : old;
-    if (pick < 0)
+    if (pick < 0 || (fs[pick].file != NULL && u->n_replaced == SUBMIT_BATCH))
         return -1;
     int fd = (int)op->fd;
     /* replacing a descriptor is safe with reads of the old one in flight: each
@@ -116,9 +122,10 @@ static int file_index(uring_state *u, const nd_ring_op *op)
     }
     nd__file_ring_hold(op->file);
     /* the update replaced the old descriptor in the kernel's table: let go of
-     * its file (which closes it when only this ring held it) */
+     * its file after the batch (which closes it when only this ring held it);
+     * each op of a batch replaces at most one slot, so there is room */
     if (fs[pick].file != NULL)
-        nd__file_ring_drop(fs[pick].file);
+        u->replaced[u->n_replaced++] = fs[pick].file;
     else
         u->files_held++;
     fs[pick].file = op->file;
@@ -139,14 +146,18 @@ static void next_batch(uring_state *u)
         u->batch++;
 }
 
-/* Submitter thread: lets go of the files only rings hold (no input uses
- * them, and none can again) and empties their slots. The slot is emptied in
- * the kernel first: with no read of the file in flight, the kernel drops its
- * reference before the update returns, so the file closes when this ring's
- * reference is the last to go (else when the other rings holding it, woken by
- * nd__file_ring_drop, let go in turn). */
-static void sweep(uring_state *u)
+/* nd__ring_files_unused, on whichever thread dropped a file's last other
+ * reference, with the list of live rings locked: lets go of the files only
+ * rings hold (no input uses them, and none can again, so no read in flight or
+ * SQE of a batch names their slots) and empties their slots. The slot is
+ * emptied in the kernel first: with no read of the file in flight, the kernel
+ * drops its reference before the update returns (Linux 6.x; 5.x kernels drop
+ * it from a work queue up to a second later). The last ring to let go closes
+ * the file. */
+static void uring_files_unused(nd_ring *r)
 {
+    uring_state *u = r->impl;
+    nd__mutex_lock(u->sq_mu);
     for (uint32_t i = 0; i < u->files_top; i++) {
         void *file = u->files[i].file;
         if (file == NULL || !nd__file_ring_only(file))
@@ -156,8 +167,9 @@ static void sweep(uring_state *u)
         (void)io_uring_register_files_update(&u->ring, i, &none, 1);
         u->files[i].file = NULL;
         u->files_held--;
-        nd__file_ring_drop(file);
+        nd__file_ring_drop(file, 0);
     }
+    nd__mutex_unlock(u->sq_mu);
 }
 
 /* With sq_mu held: fills an SQE for op (NULL: a NOP that only wakes a
@@ -263,7 +275,13 @@ static void submit_batch(nd_ring *r, uring_state *u, const uint32_t *batch, int 
             nd__mutex_lock(u->sq_mu);
         }
     }
+    uint32_t nr = u->n_replaced;
+    void *replaced[SUBMIT_BATCH];
+    memcpy(replaced, u->replaced, nr * sizeof(void *));
+    u->n_replaced = 0;
     nd__mutex_unlock(u->sq_mu);
+    for (uint32_t i = 0; i < nr; i++)
+        nd__file_ring_drop(replaced[i], 1);
 }
 
 static void *submitter(void *arg)
@@ -273,22 +291,13 @@ static void *submitter(void *arg)
     uint32_t batch[SUBMIT_BATCH];
     pthread_mutex_lock(&u->hand_mu);
     for (;;) {
-        /* a request to let go comes first, busy or idle: the closed file's
-         * user waits for it (its descriptor, a deleted file's space) */
-        if (atomic_exchange(&u->sweep_now, 0)) {
-            pthread_mutex_unlock(&u->hand_mu);
-            sweep(u);
-            pthread_mutex_lock(&u->hand_mu);
-            continue;
-        }
-        if (u->hand.count == 0) {
-            if (u->stopping)
-                break;
+        while (u->hand.count == 0 && !u->stopping) {
             u->waiting = 1;
             pthread_cond_wait(&u->hand_cv, &u->hand_mu);
             u->waiting = 0;
-            continue;
         }
+        if (u->hand.count == 0)
+            break;
         int n = 0;
         while (n < SUBMIT_BATCH && u->hand.count > 0)
             batch[n++] = nd__fifo_pop(&u->hand);
@@ -298,17 +307,6 @@ static void *submitter(void *arg)
     }
     pthread_mutex_unlock(&u->hand_mu);
     return NULL;
-}
-
-/* nd__ring_files_unused, with the list of live rings locked: sweep soon. */
-static void uring_files_unused(nd_ring *r)
-{
-    uring_state *u = r->impl;
-    atomic_store(&u->sweep_now, 1);
-    pthread_mutex_lock(&u->hand_mu);
-    if (u->waiting)
-        pthread_cond_signal(&u->hand_cv);
-    pthread_mutex_unlock(&u->hand_mu);
 }
 
 static int32_t uring_start(nd_ring *r, uint32_t index)
@@ -457,7 +455,7 @@ static void uring_free(nd_ring *r)
         (void)io_uring_unregister_files(&u->ring);
     for (uint32_t i = 0; i < u->files_top; i++)
         if (u->files[i].file != NULL)
-            nd__file_ring_drop(u->files[i].file);
+            nd__file_ring_drop(u->files[i].file, 1);
     pthread_cond_destroy(&u->hand_cv);
     pthread_mutex_destroy(&u->hand_mu);
     free(u->hand.items);
