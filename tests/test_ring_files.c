@@ -20,6 +20,7 @@
 #  include <dirent.h>
 #  include <errno.h>
 #  include <poll.h>
+#  include <pthread.h>
 #  include <sys/inotify.h>
 #  include <time.h>
 #  include <unistd.h>
@@ -691,6 +692,160 @@ static void test_idle_ring_sleeps(void **state)
     assert_status(ND_OK, nd_close(ring));
 }
 
+/* ---- two rings letting go of shared files at once ---- */
+
+#define SHARED 80   /* files both rings read (more than a table holds), through clones of one input each */
+#define ROUNDS 10
+
+typedef struct {
+    files_env *e;
+    nd_handle ring;
+    nd_handle clone[SHARED];
+    uint64_t seed;
+    pthread_barrier_t *start, *done;
+} sharer;
+
+/* One thread of the race: per round, reads random blocks of the shared files
+ * through its own ring (so both rings register them, and replace slots all
+ * the time: there are more files than slots), closing one clone after each
+ * burst in random order. The
+ * last clone of a file closed on either thread makes both rings let go while
+ * the other ring may be preparing a batch. */
+static void *sharer_main(void *arg)
+{
+    sharer *s = arg;
+    files_env *e = s->e;
+    uint8_t *buf = NULL;
+    if (posix_memalign((void **)&buf, BLOCK, (size_t)DEPTH * BLOCK) != 0)
+        return (void *)1;
+    intptr_t bad = 0;
+    for (int round = 0; round < ROUNDS; round++) {
+        pthread_barrier_wait(s->start);
+        int closed[SHARED] = {0}, left = SHARED;
+        while (left > 0 && bad == 0) {
+            int n = 0;
+            int file[DEPTH];
+            int64_t off[DEPTH];
+            for (int tries = 0; tries < DEPTH && bad == 0; tries++) {
+                int f = (int)(next_rand(&s->seed) % SHARED);
+                if (closed[f])
+                    continue;
+                file[n] = f;
+                off[n] = (int64_t)(next_rand(&s->seed) % (FLEN / BLOCK)) * BLOCK;
+                if (nd_ring_submit_read(s->ring, s->clone[f], off[n], buf + n * BLOCK, BLOCK,
+                                        (uint64_t)n) != ND_OK)
+                    bad = 2;
+                else
+                    n++;
+            }
+            for (int got = 0; got < n && bad == 0;) {
+                uint64_t tags[DEPTH];
+                int64_t res[DEPTH];
+                int32_t k = nd_ring_reap(s->ring, tags, res, DEPTH, 5000);
+                if (k <= 0)
+                    bad = 3;
+                for (int32_t j = 0; j < k; j++) {
+                    uint64_t t = tags[j], w;
+                    memcpy(&w, buf + t * BLOCK, 8);
+                    if (res[j] != BLOCK || w != word_at(e->seed[file[t]], (uint64_t)off[t]))
+                        bad = 4;
+                }
+                got += k > 0 ? k : 0;
+            }
+            int f = (int)(next_rand(&s->seed) % SHARED); /* one clone closed per burst */
+            if (!closed[f]) {
+                closed[f] = 1;
+                left--;
+                if (nd_close(s->clone[f]) != ND_OK)
+                    bad = 5;
+            }
+        }
+        pthread_barrier_wait(s->done);
+    }
+    free(buf);
+    return (void *)bad;
+}
+
+/* Counts inotify's open and close-nowrite events on dir's files (0 if the
+ * queue overflowed: the caller then has no count to compare). */
+static int count_events(int fd, long *opens, long *closes)
+{
+    char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0) {
+        for (ssize_t k = 0; k < n;) {
+            const struct inotify_event *ev = (const struct inotify_event *)(buf + k);
+            if (ev->mask & IN_Q_OVERFLOW)
+                return 0;
+            if (ev->mask & IN_OPEN)
+                ++*opens;
+            if (ev->mask & IN_CLOSE_NOWRITE)
+                ++*closes;
+            k += (ssize_t)(sizeof *ev + ev->len);
+        }
+    }
+    return 1;
+}
+
+/* Two threads, each with its own ring, read shared files through clones of
+ * one input per file and close them in random order, round after round: when
+ * a round ends every file is closed (no descriptor left, one close event per
+ * open), and every read was right. The threads race the sweeps of both
+ * rings against each other's submissions (TSan watches this in tsan_). */
+static void test_two_rings_race(void **state)
+{
+    files_env *e = *state;
+    /* static: a failed assertion leaves the test with the threads still
+     * waiting on the barriers */
+    static sharer s[2];
+    static pthread_barrier_t start, done;
+    pthread_barrier_init(&start, NULL, 3);
+    pthread_barrier_init(&done, NULL, 3);
+    for (int k = 0; k < 2; k++) {
+        s[k] = (sharer){e, 0, {0}, 11 + (uint64_t)k, &start, &done};
+        if (k == 0 ? !open_uring(&s[k].ring) : nd_ring_open(DEPTH, 0, &s[k].ring) != ND_OK) {
+            if (k == 1)
+                nd_close(s[0].ring);
+            return;
+        }
+    }
+    int ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    assert_true(ino >= 0);
+    assert_true(inotify_add_watch(ino, e->env.dir_path, IN_OPEN | IN_CLOSE_NOWRITE) >= 0);
+    pthread_t th[2];
+    for (int k = 0; k < 2; k++)
+        assert_int_equal(pthread_create(&th[k], NULL, sharer_main, &s[k]), 0);
+    long opens = 0, closes = 0;
+    int counted = 1;
+    for (int round = 0; round < ROUNDS; round++) {
+        char name[16];
+        for (int f = 0; f < SHARED; f++) {
+            nd_handle in;
+            assert_status(ND_OK, nd_open_input(e->env.dir, fname(name, f), 0, &in));
+            for (int k = 0; k < 2; k++)
+                assert_status(ND_OK, nd_input_clone(in, &s[k].clone[f]));
+            assert_status(ND_OK, nd_close(in)); /* the clones hold the file */
+        }
+        pthread_barrier_wait(&start);
+        pthread_barrier_wait(&done);
+        assert_int_equal(fds_under(e->env.dir_path), 0);
+        counted = counted && count_events(ino, &opens, &closes);
+        if (counted && opens != closes)
+            fail_msg("round %d: %ld opens, %ld closes (a ring kept a file)", round, opens, closes);
+    }
+    for (int k = 0; k < 2; k++) {
+        void *bad = NULL;
+        assert_int_equal(pthread_join(th[k], &bad), 0);
+        if (bad != NULL)
+            fail_msg("thread %d failed: %ld", k, (long)(intptr_t)bad);
+        assert_status(ND_OK, nd_close(s[k].ring));
+    }
+    assert_true(opens >= ROUNDS * SHARED || !counted);
+    close(ino);
+    pthread_barrier_destroy(&start);
+    pthread_barrier_destroy(&done);
+}
+
 #ifdef ND_FAULT_INJECTION
 /* io_uring_register failing (memory, seccomp, an emulator): the table's
  * registration at open, or the first file's, turns registration off for the
@@ -736,6 +891,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_deleted_file_space_returns, setup, teardown),
         cmocka_unit_test_setup_teardown(test_two_rings_one_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_idle_ring_sleeps, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_two_rings_race, setup, teardown),
 #ifdef ND_FAULT_INJECTION
         cmocka_unit_test_setup_teardown(test_register_fails, setup, teardown),
 #endif
