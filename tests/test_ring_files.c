@@ -694,7 +694,7 @@ static void test_idle_ring_sleeps(void **state)
 
 /* ---- two rings letting go of shared files at once ---- */
 
-#define SHARED 80   /* files both rings read (more than a table holds), through clones of one input each */
+#define SHARED 80 /* files both rings read, through clones of one input each: more than a table holds */
 #define ROUNDS 10
 
 typedef struct {

@@ -6,9 +6,12 @@
 
 #include "ring.h"
 
-/* Rings whose backend holds files (vt->files_unused), so that the input
- * closing a file's last user can ask them to let it go. Rings join when they
- * open and leave before their backend is freed. */
+/* Rings whose backend holds files (vt->files_unused), so that the thread
+ * dropping a file's last reference that is not a ring's can make them let it
+ * go. Rings join when they open and leave before their backend is freed.
+ * Lock order: live_lock, then a ring's own locks (io_uring's sq_mu); nothing
+ * holding a ring's lock drops a file (the submitter drops the files it
+ * replaced after releasing sq_mu), so the order is never reversed. */
 static nd_mutex *_Atomic live_lock;
 static nd_ring *live_rings;
 

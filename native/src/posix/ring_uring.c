@@ -81,9 +81,10 @@ typedef struct {
     uint32_t n_replaced;
 } uring_state;
 
-/* Submitter thread, with sq_mu held: the registered slot of op's file, registering it on first
- * use (an empty slot, else the least recently used one that no read of the
- * batch being prepared refers to); -1: this read uses the plain descriptor. */
+/* Submitter thread, with sq_mu held: the registered slot of op's file,
+ * registering it on first use (an empty slot, else the least recently used
+ * one that no read of the batch being prepared refers to); -1: this read
+ * uses the plain descriptor. */
 static int file_index(uring_state *u, const nd_ring_op *op)
 {
     if (!u->files_on || op->file == NULL)
