@@ -2,9 +2,11 @@
  * test_ring_files.c - the io_uring ring's registered files (posix/ring_uring.c):
  * reads from more files than its table holds, inputs closed with reads in
  * flight and files replaced on disk under the same name, every byte checked;
- * the kernel's own view of the table (/proc/self/fdinfo of the ring) shows
- * that registration is used, that a file no input uses any more is let go
- * (closed), and that a ring whose registration is refused (ND_RING_NO_REGISTER,
+ * the kernel's own view of the table (/proc/self/fdinfo of the ring) and
+ * inotify show that registration is used, that a file no input uses any more
+ * is let go (closed, a deleted one's space freed) by the time the last
+ * nd_close returns, by one ring or two, that an idle ring never wakes up, and
+ * that a ring whose registration is refused (ND_RING_NO_REGISTER,
  * or a failing io_uring_register through the fault hooks) reads through plain
  * descriptors. Linux only (io_uring); elsewhere every case says it is skipped.
  */
@@ -17,6 +19,9 @@
 #ifdef __linux__
 #  include <dirent.h>
 #  include <errno.h>
+#  include <poll.h>
+#  include <pthread.h>
+#  include <sys/inotify.h>
 #  include <time.h>
 #  include <unistd.h>
 #endif
@@ -325,7 +330,7 @@ static void close_all(nd_handle *in)
 
 /* The table is used and full (more files than slots), the reads are right
  * through replacements, closes and replaced files; once no input uses a file,
- * the ring lets it go (within its idle sweep, 1 s) and closes it. */
+ * the ring has let it go (and it is closed) when the last nd_close returns. */
 static void test_registered_files(void **state)
 {
     files_env *e = *state;
@@ -349,21 +354,11 @@ static void test_registered_files(void **state)
     v = listed_table(e->env.dir_path);
     assert_true(v.ours > 0);
     close_all(in);
-    /* the ring goes idle, sweeps (at once, then after 1, 2, 4... s), and
-     * closes what no input uses: the descriptors are gone, and the kernel's
-     * table lists none of the files (an empty listing may also be a listing
-     * the kernel skipped: the descriptors are what counts) */
-    int left = -1, fds = -1;
-    for (int i = 0; i < 1000; i++) {
-        v = read_table(e->env.dir_path);
-        left = v.ours;
-        fds = fds_under(e->env.dir_path);
-        if (left == 0 && fds == 0)
-            break;
-        pause_ms(20);
-    }
-    assert_int_equal(left, 0);
-    assert_int_equal(fds, 0);
+    /* each close let go of its file in every ring: the descriptors are gone,
+     * and the kernel's table lists none of the files (an empty listing may
+     * also be a listing the kernel skipped: the descriptors are what counts) */
+    assert_int_equal(fds_under(e->env.dir_path), 0);
+    assert_int_equal(read_table(e->env.dir_path).ours, 0);
     /* and registers again when reads come back */
     open_all(e, in);
     mixed_reads(e, ring, in, 500, 2, 1);
@@ -450,6 +445,407 @@ static void test_opt_out(void **state)
     assert_status(ND_OK, nd_close(ring));
 }
 
+/* ---- letting go when the last input closes ---- */
+
+/* Watches path for the events in `mask` (inotify): -1 if it cannot. */
+static int watch(const char *path, uint32_t mask)
+{
+    int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (fd >= 0 && inotify_add_watch(fd, path, mask) < 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/* 1 if an event in `mask` arrives on inotify descriptor `fd` within `ms`. */
+static int wait_event(int fd, uint32_t mask, int ms)
+{
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+        ssize_t n = read(fd, buf, sizeof buf);
+        for (ssize_t k = 0; k < n;) {
+            const struct inotify_event *ev = (const struct inotify_event *)(buf + k);
+            if (ev->mask & mask)
+                return 1;
+            k += (ssize_t)(sizeof *ev + ev->len);
+        }
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        long spent = (t.tv_sec - t0.tv_sec) * 1000L + (t.tv_nsec - t0.tv_nsec) / 1000000L;
+        if (spent >= ms)
+            return 0;
+        struct pollfd p = {fd, POLLIN, 0};
+        (void)poll(&p, 1, (int)(ms - spent));
+    }
+}
+
+/* One read of `in` through `ring`, checked. */
+static void read_once(files_env *e, nd_handle ring, nd_handle in, int file)
+{
+    uint8_t *buf = NULL;
+    assert_int_equal(posix_memalign((void **)&buf, BLOCK, BLOCK), 0);
+    pending p = {file, e->seed[file], 2 * BLOCK, 1};
+    assert_status(ND_OK, nd_ring_submit_read(ring, in, p.off, buf, BLOCK, 0));
+    uint64_t tag;
+    int64_t res;
+    assert_int_equal(nd_ring_reap(ring, &tag, &res, 1, 5000), 1);
+    check_done(&p, 1, buf, tag, res);
+    free(buf);
+}
+
+/* Polls for up to `ms` until no descriptor of the process is open on a file
+ * under dir and (when `table`) the ring's table lists none of them; 1 if so.
+ * The kernel lists only the slots that hold a file (and skips the listing
+ * when the ring is busy), so the callers' inotify close event is the proof
+ * that the kernel let go; this adds that our own descriptor is gone. */
+static int let_go_within(const char *dir, int table, int ms)
+{
+    for (int waited = 0;; waited += 5) {
+        table_view v = table ? read_table(dir) : (table_view){0, 0, 0};
+        if (fds_under(dir) == 0 && v.slots >= 0 && v.ours == 0)
+            return 1;
+        if (waited >= ms)
+            return 0;
+        pause_ms(5);
+    }
+}
+
+/* Closing the last input on a file closes it, though the ring read it
+ * through a registered descriptor: when nd_close returns, the process's
+ * descriptor is gone, the kernel has dropped its last reference (inotify's
+ * close event) and its table no longer lists the file (the ring used to keep
+ * it for up to 16 s, until a timed sweep). */
+static void test_close_lets_go_at_once(void **state)
+{
+    files_env *e = *state;
+    nd_handle ring, in;
+    if (!open_uring(&ring))
+        return;
+    char name[16], path[TST_PATH_MAX];
+    tst_join(path, sizeof path, e->env.dir_path, fname(name, 5));
+    int ino = watch(path, IN_CLOSE_NOWRITE);
+    assert_true(ino >= 0);
+    for (int round = 0; round < 3; round++) {
+        assert_status(ND_OK, nd_open_input(e->env.dir, name, 0, &in));
+        read_once(e, ring, in, 5);
+        table_view v = listed_table(e->env.dir_path);
+        assert_int_equal(v.ours, 1); /* read through the table */
+        /* an input still open keeps its file, whatever the ring does meanwhile */
+        pause_ms(50);
+        assert_int_equal(fds_under(e->env.dir_path), 1);
+        assert_false(wait_event(ino, IN_CLOSE_NOWRITE, 0));
+        assert_status(ND_OK, nd_close(in));
+        /* the kernel's last reference to the open file is gone: it reports the close */
+        assert_true(wait_event(ino, IN_CLOSE_NOWRITE, 0));
+        assert_true(let_go_within(e->env.dir_path, 1, 0));
+    }
+    close(ino);
+    assert_status(ND_OK, nd_close(ring));
+}
+
+/* Lucene deletes the files a merge replaced while readers still have them
+ * open, and expects their space back once the last reader closes: a file
+ * deleted while open and read through the ring is gone from the disk when
+ * its last input's nd_close returns (inotify's IN_DELETE_SELF comes when the
+ * last reference to the deleted file goes, and its blocks with it). */
+static void test_deleted_file_space_returns(void **state)
+{
+    files_env *e = *state;
+    nd_handle ring, in, clone;
+    if (!open_uring(&ring))
+        return;
+    char name[16], path[TST_PATH_MAX];
+    tst_join(path, sizeof path, e->env.dir_path, fname(name, 9));
+    int ino = watch(path, IN_DELETE_SELF);
+    assert_true(ino >= 0);
+    assert_status(ND_OK, nd_open_input(e->env.dir, name, 0, &in));
+    assert_status(ND_OK, nd_input_clone(in, &clone));
+    assert_int_equal(unlink(path), 0);
+    read_once(e, ring, in, 9);
+    read_once(e, ring, clone, 9);
+    assert_status(ND_OK, nd_close(in));
+    pause_ms(50);
+    assert_false(wait_event(ino, IN_DELETE_SELF, 0)); /* the clone still reads it */
+    read_once(e, ring, clone, 9);
+    assert_status(ND_OK, nd_close(clone));
+    assert_true(wait_event(ino, IN_DELETE_SELF, 0));
+    assert_true(let_go_within(e->env.dir_path, 1, 0));
+    close(ino);
+    assert_status(ND_OK, nd_close(ring));
+}
+
+/* Two rings hold one file in their tables: closing its input makes both let
+ * go before nd_close returns, and closing either ring first, then the input,
+ * leaves no descriptor behind either. */
+static void test_two_rings_one_file(void **state)
+{
+    files_env *e = *state;
+    char name[16], path[TST_PATH_MAX];
+    tst_join(path, sizeof path, e->env.dir_path, fname(name, 11));
+    int ino = watch(path, IN_CLOSE_NOWRITE);
+    assert_true(ino >= 0);
+    /* order 0: the input closes with both rings open; 1 and 2: ring 0 or ring
+     * 1 closes first, then the input, then the other ring */
+    for (int order = 0; order < 3; order++) {
+        nd_handle ring[2], in;
+        if (!open_uring(&ring[0]))
+            break;
+        assert_status(ND_OK, nd_ring_open(DEPTH, 0, &ring[1]));
+        assert_int_equal(nd_ring_backend(ring[1]), ND_RING_IO_URING);
+        assert_status(ND_OK, nd_open_input(e->env.dir, name, 0, &in));
+        for (int k = 0; k < 4; k++)
+            read_once(e, ring[k % 2], in, 11);
+        int first = order == 0 ? -1 : order - 1;
+        if (first >= 0) {
+            assert_status(ND_OK, nd_close(ring[first]));
+            assert_int_equal(fds_under(e->env.dir_path), 1); /* the input keeps it */
+            read_once(e, ring[1 - first], in, 11);
+        }
+        assert_status(ND_OK, nd_close(in));
+        assert_true(wait_event(ino, IN_CLOSE_NOWRITE, 0));
+        assert_true(let_go_within(e->env.dir_path, 0, 0));
+        for (int k = 0; k < 2; k++)
+            if (k != first)
+                assert_status(ND_OK, nd_close(ring[k]));
+        assert_false(wait_event(ino, IN_CLOSE_NOWRITE, 0)); /* one close per open */
+    }
+    close(ino);
+}
+
+/* Threads of this process, as a bitmap of tids below 1 << 22 (callers only
+ * compare two of them). */
+static void tids(uint8_t *set, size_t cap)
+{
+    memset(set, 0, cap);
+    DIR *d = opendir("/proc/self/task");
+    if (d == NULL)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        long t = atol(de->d_name);
+        if (t > 0 && (size_t)t / 8 < cap)
+            set[t / 8] |= (uint8_t)(1u << (t % 8));
+    }
+    closedir(d);
+}
+
+/* The voluntary context switches of the threads in `set` (-1: unreadable). */
+static long switches(const uint8_t *set, size_t cap)
+{
+    long sum = 0;
+    for (size_t t = 0; t < cap * 8; t++) {
+        if (!(set[t / 8] & (1u << (t % 8))))
+            continue;
+        char p[64], line[256];
+        snprintf(p, sizeof p, "/proc/self/task/%zu/status", t);
+        FILE *f = fopen(p, "r");
+        if (f == NULL)
+            return -1;
+        long v = -1;
+        while (fgets(line, sizeof line, f) != NULL)
+            if (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1)
+                break;
+        fclose(f);
+        if (v < 0)
+            return -1;
+        sum += v;
+    }
+    return sum;
+}
+
+/* An idle ring holding a registered file that an input still uses never
+ * wakes up: its threads make no context switch in 2.5 s (the ring used to
+ * wake after 1 s, then 2, 4... to look for files to let go). */
+static void test_idle_ring_sleeps(void **state)
+{
+    files_env *e = *state;
+    enum { CAP = (1 << 22) / 8 };
+    static uint8_t before[CAP], after[CAP];
+    nd_handle ring, in;
+    tids(before, CAP);
+    if (!open_uring(&ring))
+        return;
+    tids(after, CAP);
+    int ring_threads = 0;
+    for (size_t i = 0; i < CAP; i++) {
+        after[i] &= (uint8_t)~before[i];
+        for (int b = 0; b < 8; b++)
+            ring_threads += (after[i] >> b) & 1;
+    }
+    assert_true(ring_threads > 0); /* the submitter */
+    char name[16];
+    assert_status(ND_OK, nd_open_input(e->env.dir, fname(name, 3), 0, &in));
+    read_once(e, ring, in, 3);
+    assert_int_equal(listed_table(e->env.dir_path).ours, 1);
+    pause_ms(100); /* whatever the read's completion left to do */
+    long s0 = switches(after, CAP);
+    assert_true(s0 >= 0);
+    pause_ms(2500);
+    long s1 = switches(after, CAP);
+    if (s1 != s0)
+        fail_msg("the idle ring's threads switched %ld times in 2.5 s", s1 - s0);
+    assert_status(ND_OK, nd_close(in));
+    assert_true(let_go_within(e->env.dir_path, 1, 0));
+    assert_status(ND_OK, nd_close(ring));
+}
+
+/* ---- two rings letting go of shared files at once ---- */
+
+#define SHARED 80 /* files both rings read, through clones of one input each: more than a table holds */
+#define ROUNDS 10
+
+typedef struct {
+    files_env *e;
+    nd_handle ring;
+    nd_handle clone[SHARED];
+    uint64_t seed;
+    pthread_barrier_t *start, *done;
+} sharer;
+
+/* One thread of the race: per round, reads random blocks of the shared files
+ * through its own ring (so both rings register them, and replace slots all
+ * the time: there are more files than slots), closing one clone after each
+ * burst in random order. The
+ * last clone of a file closed on either thread makes both rings let go while
+ * the other ring may be preparing a batch. */
+static void *sharer_main(void *arg)
+{
+    sharer *s = arg;
+    files_env *e = s->e;
+    uint8_t *buf = NULL;
+    if (posix_memalign((void **)&buf, BLOCK, (size_t)DEPTH * BLOCK) != 0)
+        return (void *)1;
+    intptr_t bad = 0;
+    for (int round = 0; round < ROUNDS; round++) {
+        pthread_barrier_wait(s->start);
+        int closed[SHARED] = {0}, left = SHARED;
+        while (left > 0 && bad == 0) {
+            int n = 0;
+            int file[DEPTH];
+            int64_t off[DEPTH];
+            for (int tries = 0; tries < DEPTH && bad == 0; tries++) {
+                int f = (int)(next_rand(&s->seed) % SHARED);
+                if (closed[f])
+                    continue;
+                file[n] = f;
+                off[n] = (int64_t)(next_rand(&s->seed) % (FLEN / BLOCK)) * BLOCK;
+                if (nd_ring_submit_read(s->ring, s->clone[f], off[n], buf + n * BLOCK, BLOCK,
+                                        (uint64_t)n) != ND_OK)
+                    bad = 2;
+                else
+                    n++;
+            }
+            for (int got = 0; got < n && bad == 0;) {
+                uint64_t tags[DEPTH];
+                int64_t res[DEPTH];
+                int32_t k = nd_ring_reap(s->ring, tags, res, DEPTH, 5000);
+                if (k <= 0)
+                    bad = 3;
+                for (int32_t j = 0; j < k; j++) {
+                    uint64_t t = tags[j], w;
+                    memcpy(&w, buf + t * BLOCK, 8);
+                    if (res[j] != BLOCK || w != word_at(e->seed[file[t]], (uint64_t)off[t]))
+                        bad = 4;
+                }
+                got += k > 0 ? k : 0;
+            }
+            int f = (int)(next_rand(&s->seed) % SHARED); /* one clone closed per burst */
+            if (!closed[f]) {
+                closed[f] = 1;
+                left--;
+                if (nd_close(s->clone[f]) != ND_OK)
+                    bad = 5;
+            }
+        }
+        pthread_barrier_wait(s->done);
+    }
+    free(buf);
+    return (void *)bad;
+}
+
+/* Counts inotify's open and close-nowrite events on dir's files (0 if the
+ * queue overflowed: the caller then has no count to compare). */
+static int count_events(int fd, long *opens, long *closes)
+{
+    char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0) {
+        for (ssize_t k = 0; k < n;) {
+            const struct inotify_event *ev = (const struct inotify_event *)(buf + k);
+            if (ev->mask & IN_Q_OVERFLOW)
+                return 0;
+            if (ev->mask & IN_OPEN)
+                ++*opens;
+            if (ev->mask & IN_CLOSE_NOWRITE)
+                ++*closes;
+            k += (ssize_t)(sizeof *ev + ev->len);
+        }
+    }
+    return 1;
+}
+
+/* Two threads, each with its own ring, read shared files through clones of
+ * one input per file and close them in random order, round after round: when
+ * a round ends every file is closed (no descriptor left, one close event per
+ * open), and every read was right. The threads race the sweeps of both
+ * rings against each other's submissions (TSan watches this in tsan_). */
+static void test_two_rings_race(void **state)
+{
+    files_env *e = *state;
+    /* static: a failed assertion leaves the test with the threads still
+     * waiting on the barriers */
+    static sharer s[2];
+    static pthread_barrier_t start, done;
+    pthread_barrier_init(&start, NULL, 3);
+    pthread_barrier_init(&done, NULL, 3);
+    for (int k = 0; k < 2; k++) {
+        s[k] = (sharer){e, 0, {0}, 11 + (uint64_t)k, &start, &done};
+        if (k == 0 ? !open_uring(&s[k].ring) : nd_ring_open(DEPTH, 0, &s[k].ring) != ND_OK) {
+            if (k == 1)
+                nd_close(s[0].ring);
+            return;
+        }
+    }
+    int ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    assert_true(ino >= 0);
+    assert_true(inotify_add_watch(ino, e->env.dir_path, IN_OPEN | IN_CLOSE_NOWRITE) >= 0);
+    pthread_t th[2];
+    for (int k = 0; k < 2; k++)
+        assert_int_equal(pthread_create(&th[k], NULL, sharer_main, &s[k]), 0);
+    long opens = 0, closes = 0;
+    int counted = 1;
+    for (int round = 0; round < ROUNDS; round++) {
+        char name[16];
+        for (int f = 0; f < SHARED; f++) {
+            nd_handle in;
+            assert_status(ND_OK, nd_open_input(e->env.dir, fname(name, f), 0, &in));
+            for (int k = 0; k < 2; k++)
+                assert_status(ND_OK, nd_input_clone(in, &s[k].clone[f]));
+            assert_status(ND_OK, nd_close(in)); /* the clones hold the file */
+        }
+        pthread_barrier_wait(&start);
+        pthread_barrier_wait(&done);
+        assert_int_equal(fds_under(e->env.dir_path), 0);
+        counted = counted && count_events(ino, &opens, &closes);
+        if (counted && opens != closes)
+            fail_msg("round %d: %ld opens, %ld closes (a ring kept a file)", round, opens, closes);
+    }
+    for (int k = 0; k < 2; k++) {
+        void *bad = NULL;
+        assert_int_equal(pthread_join(th[k], &bad), 0);
+        if (bad != NULL)
+            fail_msg("thread %d failed: %ld", k, (long)(intptr_t)bad);
+        assert_status(ND_OK, nd_close(s[k].ring));
+    }
+    assert_true(opens >= ROUNDS * SHARED || !counted);
+    close(ino);
+    pthread_barrier_destroy(&start);
+    pthread_barrier_destroy(&done);
+}
+
 #ifdef ND_FAULT_INJECTION
 /* io_uring_register failing (memory, seccomp, an emulator): the table's
  * registration at open, or the first file's, turns registration off for the
@@ -491,6 +887,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_wide_batches, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ring_close_lets_files_go, setup, teardown),
         cmocka_unit_test_setup_teardown(test_opt_out, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_close_lets_go_at_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_deleted_file_space_returns, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_two_rings_one_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_idle_ring_sleeps, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_two_rings_race, setup, teardown),
 #ifdef ND_FAULT_INJECTION
         cmocka_unit_test_setup_teardown(test_register_fails, setup, teardown),
 #endif

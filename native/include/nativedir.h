@@ -281,8 +281,12 @@ ND_EXTERN int32_t nd_output_strategy(nd_handle output);
  * logical length) and reports a failure of that final flush; it does not
  * fsync (call nd_output_sync first). A second close gets ND_E_BAD_HANDLE.
  * Closing a directory leaves its inputs, outputs and locks working. Closing
- * a ring wakes its reaper, waits for the reads in flight to finish (their
- * buffers are not written after it returns) and drops their completions.
+ * the last input, clone or slice of a file closes the file before it returns
+ * (a deleted file's space is freed), even if a ring read it, unless a ring
+ * read of it is still in flight: then the file closes when that read is
+ * reaped or its ring closed. Closing a ring wakes its reaper, waits for the
+ * reads in flight to finish (their buffers are not written after it returns)
+ * and drops their completions.
  */
 ND_EXTERN int32_t nd_close(nd_handle handle);
 

@@ -53,8 +53,15 @@
  * development VM; at 64 KiB it made no difference and below it cost a little. */
 #define MAP_TOUCH_MIN ((size_t)256 << 10)
 
+/* nd_file.refs: the references in the low 32 bits, and in the high 32 bits
+ * how many of them rings hold (registered descriptors). One word, so "only
+ * rings hold the file" is a single load, never a torn pair of counts. */
+#define RING_HOLD ((uint64_t)1 << 32)
+#define REFS_OF(v) ((uint32_t)(v))
+#define RINGS_OF(v) ((uint32_t)((v) >> 32))
+
 typedef struct {
-    _Atomic int refs;
+    _Atomic uint64_t refs;
     nd_os_file fd;
     int strategy;
     int64_t size;
@@ -94,31 +101,39 @@ static void file_destroy(nd_file *f)
     free(f);
 }
 
+/* After a reference is dropped, leaving `left`: closes the file when none
+ * is left; when only rings hold it (no input, clone, slice or read of one is
+ * left, and none can appear: they all come from an input), makes them let go
+ * now (unless `wake_rings` is 0: the caller is that sweep), so the file is
+ * closed when this returns, as if no ring had read it. */
+static void file_after_drop(nd_file *f, uint64_t left, int wake_rings)
+{
+    if (REFS_OF(left) == 0)
+        file_destroy(f);
+    else if (wake_rings && REFS_OF(left) == RINGS_OF(left))
+        nd__ring_files_unused();
+}
+
 static void file_release(nd_file *f)
 {
-    if (atomic_fetch_sub_explicit(&f->refs, 1, memory_order_acq_rel) == 1)
-        file_destroy(f);
+    file_after_drop(f, atomic_fetch_sub(&f->refs, 1) - 1, 1);
 }
 
-void nd__file_hold(void *file)
+void nd__file_ring_hold(void *file)
 {
-    atomic_fetch_add_explicit(&((nd_file *)file)->refs, 1, memory_order_relaxed);
+    atomic_fetch_add(&((nd_file *)file)->refs, RING_HOLD + 1);
 }
 
-void nd__file_drop(void *file)
-{
-    file_release(file);
-}
-
-int nd__file_drop_if_last(void *file)
+void nd__file_ring_drop(void *file, int wake_rings)
 {
     nd_file *f = file;
-    int one = 1;
-    if (!atomic_compare_exchange_strong_explicit(&f->refs, &one, 0, memory_order_acq_rel,
-                                                 memory_order_relaxed))
-        return 0;
-    file_destroy(f);
-    return 1;
+    file_after_drop(f, atomic_fetch_sub(&f->refs, RING_HOLD + 1) - (RING_HOLD + 1), wake_rings);
+}
+
+int nd__file_ring_only(void *file)
+{
+    uint64_t v = atomic_load(&((nd_file *)file)->refs);
+    return REFS_OF(v) == RINGS_OF(v);
 }
 
 /* Drops the window pin of `h`, open or already closed; ND_E_BAD_HANDLE once
@@ -659,7 +674,7 @@ static int32_t input_new(nd_file *f, int64_t start, int64_t length, uint32_t fla
     atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
     int32_t rc = nd__handle_new(ND_KIND_INPUT, &in->base, out);
     if (rc != ND_OK) {
-        atomic_fetch_sub_explicit(&f->refs, 1, memory_order_relaxed);
+        atomic_fetch_sub_explicit(&f->refs, 1, memory_order_relaxed); /* the caller holds one */
         free(in);
     }
     return rc;

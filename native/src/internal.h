@@ -145,14 +145,22 @@ int32_t nd__input_begin_async(nd_handle h, int64_t off, void *dst, int64_t len, 
 /* input.c, for the io_uring ring's registered files (posix/ring_uring.c):
  * `file` is what nd__input_begin_async set *file to, the open file behind an
  * input (shared by its clones and slices; unique while anything holds it).
- * The ring holds it while its descriptor is registered, so that the key
- * cannot be reused by another file, and lets go once no input uses it. */
-void nd__file_hold(void *file);
-void nd__file_drop(void *file);
-/* Drops the caller's reference only if it is the last one (no input, clone,
- * slice or read in flight uses the file any more; none can appear, since
- * they come from an input): 1 if it did (the file is closed), 0 if not. */
-int nd__file_drop_if_last(void *file);
+ * A ring holds it while its descriptor is registered, so that the key cannot
+ * be reused by another file. When the last reference that is not a ring's
+ * goes, the thread dropping it calls nd__ring_files_unused(), which makes the
+ * rings let go before it returns: the file is closed then. */
+void nd__file_ring_hold(void *file);
+/* The ring's own slot must already be unregistered: this may close the file.
+ * `wake_rings`: call nd__ring_files_unused() if only rings hold it now (0
+ * from inside that call, which reaches every ring anyway). */
+void nd__file_ring_drop(void *file, int wake_rings);
+/* 1 if only rings hold the file (no input, clone, slice or read in flight
+ * uses it; none can appear, since they come from an input): once true, it
+ * stays true, and a ring should let go. */
+int nd__file_ring_only(void *file);
+/* ring.c: makes every ring that holds registered files let go of those only
+ * rings hold now, on the calling thread, before it returns. */
+void nd__ring_files_unused(void);
 
 /* input.c, for prefetch.c: what prefetch and advice need of input `h`, with a
  * reference taken (drop it with nd__handle_put(h)). `hits` is the file's

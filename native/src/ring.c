@@ -6,6 +6,73 @@
 
 #include "ring.h"
 
+/* Rings whose backend holds files (vt->files_unused), so that the thread
+ * dropping a file's last reference that is not a ring's can make them let it
+ * go. Rings join when they open and leave before their backend is freed.
+ * Lock order: live_lock, then a ring's own locks (io_uring's sq_mu); nothing
+ * holding a ring's lock drops a file (the submitter drops the files it
+ * replaced after releasing sq_mu), so the order is never reversed. */
+static nd_mutex *_Atomic live_lock;
+static nd_ring *live_rings;
+
+static nd_mutex *live_mutex(void)
+{
+    nd_mutex *m = atomic_load_explicit(&live_lock, memory_order_acquire);
+    if (m == NULL) {
+        nd_mutex *fresh = nd__mutex_new();
+        if (fresh == NULL)
+            return NULL;
+        if (!atomic_compare_exchange_strong(&live_lock, &m, fresh))
+            nd__mutex_free(fresh); /* another thread won; m holds its mutex */
+        else
+            m = fresh;
+    }
+    return m;
+}
+
+static int32_t live_join(nd_ring *r)
+{
+    if (r->vt->files_unused == NULL)
+        return ND_OK;
+    nd_mutex *m = live_mutex();
+    if (m == NULL)
+        return nd__fail(ND_E_NO_MEMORY, "ring: out of memory");
+    nd__mutex_lock(m);
+    r->live_next = live_rings;
+    live_rings = r;
+    r->live = 1;
+    nd__mutex_unlock(m);
+    return ND_OK;
+}
+
+static void live_leave(nd_ring *r)
+{
+    if (!r->live)
+        return;
+    nd_mutex *m = atomic_load_explicit(&live_lock, memory_order_acquire);
+    nd__mutex_lock(m);
+    for (nd_ring **p = &live_rings; *p != NULL; p = &(*p)->live_next) {
+        if (*p == r) {
+            *p = r->live_next;
+            break;
+        }
+    }
+    r->live = 0;
+    nd__mutex_unlock(m);
+}
+
+void nd__ring_files_unused(void)
+{
+    /* no lock yet: no ring that holds files was ever opened */
+    nd_mutex *m = atomic_load_explicit(&live_lock, memory_order_acquire);
+    if (m == NULL)
+        return;
+    nd__mutex_lock(m);
+    for (nd_ring *r = live_rings; r != NULL; r = r->live_next)
+        r->vt->files_unused(r);
+    nd__mutex_unlock(m);
+}
+
 static int32_t ring_close(nd_object *obj)
 {
     nd_ring *r = (nd_ring *)obj;
@@ -19,6 +86,7 @@ static int32_t ring_close(nd_object *obj)
 static void ring_destroy(nd_object *obj)
 {
     nd_ring *r = (nd_ring *)obj;
+    live_leave(r); /* before the backend goes: no one asks it to let go any more */
     if (r->vt != NULL)
         r->vt->free(r);
     nd__mutex_free(r->mu);
@@ -67,9 +135,10 @@ static int32_t nd_ring_open_impl(uint32_t depth, uint32_t flags, nd_handle *out_
         rc = nd__ring_native_init(r);
     if (rc == ND_E_NOT_SUPPORTED)
         rc = nd__ring_threads_init(r);
-    if (rc == ND_OK) {
+    if (rc == ND_OK)
+        rc = live_join(r);
+    if (rc == ND_OK)
         rc = nd__handle_new(ND_KIND_RING, &r->base, out_ring);
-    }
     if (rc != ND_OK)
         ring_destroy(&r->base);
     return rc;

@@ -64,6 +64,12 @@ typedef struct {
     void (*drain)(nd_ring *r);
     /* Frees the backend's state (the last user of the ring is gone). */
     void (*free)(nd_ring *r);
+    /* Optional (backends that hold files: io_uring's registered descriptors):
+     * some file is held by rings only now; let go of every such file, now, on
+     * the calling thread, dropping them with nd__file_ring_drop(file, 0).
+     * Called with the list of live rings locked: one pass over the rings lets
+     * go of every ring's hold, and the last closes the file. */
+    void (*files_unused)(nd_ring *r);
 } nd_ring_backend_ops;
 
 struct nd_ring {
@@ -77,6 +83,9 @@ struct nd_ring {
     _Atomic int closing;
     const nd_ring_backend_ops *vt;
     void *impl;
+    /* the list of live rings with vt->files_unused (ring.c's live_rings) */
+    nd_ring *live_next;
+    int live;
 };
 
 /* Reports op `index` as done with op->result: stores it in tags/results at

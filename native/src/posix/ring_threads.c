@@ -159,7 +159,7 @@ static void threads_free(nd_ring *r)
 }
 
 static const nd_ring_backend_ops threads_ops = {threads_start, threads_reap, threads_wake,
-                                                threads_drain, threads_free};
+                                                threads_drain, threads_free, NULL};
 
 int32_t nd__ring_threads_init(nd_ring *r)
 {

@@ -29,6 +29,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -38,17 +39,16 @@
  * (a segment's few files, a handful of segments); more are served by replacing
  * the least recently used one, which costs one io_uring_register call. */
 #define FILE_SLOTS 64
-/* Files no input uses any more are let go when the submitter goes idle, at
- * least every this many batches while it is busy, and after 1 s asleep, then
- * 2, 4, 8 and every 16 s while nothing is let go (an idle process holding
- * inputs open is woken rarely): a registered descriptor keeps its file open,
- * and a deleted file's space in use. */
-#define SWEEP_BATCHES 256
-#define SWEEP_IDLE_MS 1000
-#define SWEEP_IDLE_MAX_MS 16000
+/* A registered descriptor keeps its file open (and a deleted file's space in
+ * use) after the library closes its own descriptor, so the ring must let go
+ * the moment no input uses a file any more: the thread that drops the last
+ * other reference (nd_close of the last input, or the reap that finishes its
+ * last read) sweeps every ring's table itself (nd__ring_files_unused), so
+ * the file is closed when nd_close returns, as if no ring had read it. No
+ * timer: an idle ring sleeps until work comes. */
 
-/* One registered descriptor: the ring holds `file` (nd__file_hold) while its
- * descriptor sits in the kernel's table, so the key stays unique. */
+/* One registered descriptor: the ring holds `file` (nd__file_ring_hold) while
+ * its descriptor sits in the kernel's table, so the key stays unique. */
 typedef struct {
     void *file;    /* NULL: the slot is empty */
     uint64_t used; /* the batch that last used it: the oldest is replaced first */
@@ -66,20 +66,25 @@ typedef struct {
     int waiting; /* the submitter sleeps on hand_cv */
     int started;
     pthread_t submitter;
-    /* registered files: touched by the submitter thread only (and by
-     * uring_free once it has stopped), so they need no lock */
+    /* registered files: under sq_mu (the submitter registers while it
+     * prepares a batch; any thread may sweep), or in uring_free once the
+     * submitter has stopped and no thread can reach the ring */
     int files_on;        /* the table is registered and registering has not failed */
     uint32_t files_top;  /* slots [files_top, FILE_SLOTS) were never filled */
     uint32_t files_held; /* slots holding a file */
     uint32_t last;       /* the slot found last (runs of reads of one file) */
     uint64_t batch;      /* batches sent so far */
-    uint64_t swept;      /* the batch of the last sweep */
     file_slot files[FILE_SLOTS];
+    /* files whose slots were given to others while a batch was prepared:
+     * dropped once sq_mu is released (a drop may sweep every ring, this one too) */
+    void *replaced[SUBMIT_BATCH];
+    uint32_t n_replaced;
 } uring_state;
 
-/* Submitter thread: the registered slot of op's file, registering it on first
- * use (an empty slot, else the least recently used one that no read of the
- * batch being prepared refers to); -1: this read uses the plain descriptor. */
+/* Submitter thread, with sq_mu held: the registered slot of op's file,
+ * registering it on first use (an empty slot, else the least recently used
+ * one that no read of the batch being prepared refers to); -1: this read
+ * uses the plain descriptor. */
 static int file_index(uring_state *u, const nd_ring_op *op)
 {
     if (!u->files_on || op->file == NULL)
@@ -102,7 +107,7 @@ static int file_index(uring_state *u, const nd_ring_op *op)
             old = (int)i;
     }
     int pick = empty >= 0 ? empty : u->files_top < FILE_SLOTS ? (int)u->files_top : old;
-    if (pick < 0)
+    if (pick < 0 || (fs[pick].file != NULL && u->n_replaced == SUBMIT_BATCH))
         return -1;
     int fd = (int)op->fd;
     /* replacing a descriptor is safe with reads of the old one in flight: each
@@ -116,11 +121,14 @@ static int file_index(uring_state *u, const nd_ring_op *op)
         u->files_on = 0;
         return -1;
     }
+    nd__file_ring_hold(op->file);
+    /* the update replaced the old descriptor in the kernel's table: let go of
+     * its file after the batch (which closes it when only this ring held it);
+     * each op of a batch replaces at most one slot, so there is room */
     if (fs[pick].file != NULL)
-        nd__file_drop(fs[pick].file);
+        u->replaced[u->n_replaced++] = fs[pick].file;
     else
         u->files_held++;
-    nd__file_hold(op->file);
     fs[pick].file = op->file;
     fs[pick].used = u->batch;
     if ((uint32_t)pick == u->files_top)
@@ -139,23 +147,30 @@ static void next_batch(uring_state *u)
         u->batch++;
 }
 
-/* Submitter thread: lets go of the files no input uses any more (closing
- * them) and empties their slots; returns how many. */
-static int sweep(uring_state *u)
+/* nd__ring_files_unused, on whichever thread dropped a file's last other
+ * reference, with the list of live rings locked: lets go of the files only
+ * rings hold (no input uses them, and none can again, so no read in flight or
+ * SQE of a batch names their slots) and empties their slots. The slot is
+ * emptied in the kernel first: with no read of the file in flight, the kernel
+ * drops its reference before the update returns (Linux 6.x; 5.x kernels drop
+ * it from a work queue up to a second later). The last ring to let go closes
+ * the file. */
+static void uring_files_unused(nd_ring *r)
 {
-    int freed = 0;
-    u->swept = u->batch;
+    uring_state *u = r->impl;
+    nd__mutex_lock(u->sq_mu);
     for (uint32_t i = 0; i < u->files_top; i++) {
-        if (u->files[i].file == NULL || !nd__file_drop_if_last(u->files[i].file))
+        void *file = u->files[i].file;
+        if (file == NULL || !nd__file_ring_only(file))
             continue;
         int none = -1;
         /* if this fails the kernel keeps the file open until the slot is reused */
         (void)io_uring_register_files_update(&u->ring, i, &none, 1);
         u->files[i].file = NULL;
         u->files_held--;
-        freed++;
+        nd__file_ring_drop(file, 0);
     }
-    return freed;
+    nd__mutex_unlock(u->sq_mu);
 }
 
 /* With sq_mu held: fills an SQE for op (NULL: a NOP that only wakes a
@@ -261,7 +276,13 @@ static void submit_batch(nd_ring *r, uring_state *u, const uint32_t *batch, int 
             nd__mutex_lock(u->sq_mu);
         }
     }
+    uint32_t nr = u->n_replaced;
+    void *replaced[SUBMIT_BATCH];
+    memcpy(replaced, u->replaced, nr * sizeof(void *));
+    u->n_replaced = 0;
     nd__mutex_unlock(u->sq_mu);
+    for (uint32_t i = 0; i < nr; i++)
+        nd__file_ring_drop(replaced[i], 1);
 }
 
 static void *submitter(void *arg)
@@ -271,45 +292,13 @@ static void *submitter(void *arg)
     uint32_t batch[SUBMIT_BATCH];
     pthread_mutex_lock(&u->hand_mu);
     for (;;) {
-        int idle_swept = 0;
-        long idle_ms = SWEEP_IDLE_MS;
         while (u->hand.count == 0 && !u->stopping) {
-            if (u->files_held > 0 && !idle_swept) {
-                pthread_mutex_unlock(&u->hand_mu);
-                int freed = sweep(u);
-                pthread_mutex_lock(&u->hand_mu);
-                idle_swept = 1;
-                if (freed > 0)
-                    idle_ms = SWEEP_IDLE_MS;
-                continue;
-            }
             u->waiting = 1;
-            if (u->files_held > 0) {
-                /* a file closed while the ring sleeps must not stay open for good */
-                struct timespec t;
-                clock_gettime(CLOCK_MONOTONIC, &t);
-                t.tv_sec += idle_ms / 1000;
-                t.tv_nsec += (idle_ms % 1000) * 1000000L;
-                if (t.tv_nsec >= 1000000000L) {
-                    t.tv_sec++;
-                    t.tv_nsec -= 1000000000L;
-                }
-                if (pthread_cond_timedwait(&u->hand_cv, &u->hand_mu, &t) == ETIMEDOUT) {
-                    idle_swept = 0;
-                    idle_ms = idle_ms * 2 > SWEEP_IDLE_MAX_MS ? SWEEP_IDLE_MAX_MS : idle_ms * 2;
-                }
-            } else {
-                pthread_cond_wait(&u->hand_cv, &u->hand_mu);
-            }
+            pthread_cond_wait(&u->hand_cv, &u->hand_mu);
             u->waiting = 0;
         }
         if (u->hand.count == 0)
             break;
-        if (u->batch - u->swept >= SWEEP_BATCHES) {
-            pthread_mutex_unlock(&u->hand_mu);
-            sweep(u);
-            pthread_mutex_lock(&u->hand_mu);
-        }
         int n = 0;
         while (n < SUBMIT_BATCH && u->hand.count > 0)
             batch[n++] = nd__fifo_pop(&u->hand);
@@ -460,9 +449,14 @@ static void uring_free(nd_ring *r)
     pthread_mutex_unlock(&u->hand_mu);
     if (u->started)
         pthread_join(u->submitter, NULL);
+    /* the kernel lets go of the table now, not when its asynchronous teardown
+     * of the ring gets to it: a file the ring held closes when its last user
+     * (perhaps this ring) lets go */
+    if (u->files_held > 0)
+        (void)io_uring_unregister_files(&u->ring);
     for (uint32_t i = 0; i < u->files_top; i++)
         if (u->files[i].file != NULL)
-            nd__file_drop(u->files[i].file);
+            nd__file_ring_drop(u->files[i].file, 1);
     pthread_cond_destroy(&u->hand_cv);
     pthread_mutex_destroy(&u->hand_mu);
     free(u->hand.items);
@@ -494,8 +488,8 @@ static int register_file_table(uring_state *u)
     return io_uring_register_files(&u->ring, empty, FILE_SLOTS) == 0;
 }
 
-static const nd_ring_backend_ops uring_ops = {uring_start, uring_reap, uring_wake, uring_drain,
-                                              uring_free};
+static const nd_ring_backend_ops uring_ops = {uring_start,  uring_reap, uring_wake,
+                                              uring_drain,  uring_free, uring_files_unused};
 
 int32_t nd__ring_native_init(nd_ring *r)
 {
@@ -529,11 +523,7 @@ int32_t nd__ring_native_init(nd_ring *r)
         return nd__fail(ND_E_NO_MEMORY, "ring: out of memory");
     }
     pthread_mutex_init(&u->hand_mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* the idle sweep's timeout */
-    pthread_cond_init(&u->hand_cv, &ca);
-    pthread_condattr_destroy(&ca);
+    pthread_cond_init(&u->hand_cv, NULL);
     u->files_on = register_file_table(u);
     r->impl = u;
     r->vt = &uring_ops;

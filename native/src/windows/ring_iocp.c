@@ -154,7 +154,7 @@ static void iocp_free(nd_ring *r)
 }
 
 static const nd_ring_backend_ops iocp_ops = {iocp_start, iocp_reap, iocp_wake, iocp_drain,
-                                             iocp_free};
+                                             iocp_free, NULL};
 
 /* No overlapped-handle backend yet: ring.c falls back to the threads. */
 int32_t nd__ring_native_init(nd_ring *r)
