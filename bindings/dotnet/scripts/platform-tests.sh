@@ -109,7 +109,8 @@ run)
   # A hang (a runtime stuck under an emulator) must end here, well before ctest's TIMEOUT, and
   # take its processes with it: timeout kills the runner (wine-run.sh execs Wine), and Wine's
   # server is told to end whatever is left in the prefix.
-  limit=${ND_PLATFORM_RUN_LIMIT:-480}
+  # (qemu-user emulates every instruction, the JIT's own included: the Lucene suite takes minutes)
+  case "$rid" in linux-arm64) limit=${ND_PLATFORM_RUN_LIMIT:-1000} ;; *) limit=${ND_PLATFORM_RUN_LIMIT:-480} ;; esac
   log="$work/$rid/$name.log"
   rc=0
   timeout -k 10 "$limit" "${launch[@]}" "${args[@]}" 2>&1 | tee "$log" || rc=$?
