@@ -69,3 +69,14 @@ foreach(pkg NativeDir NativeDir.Lucene)
             -DWORK=${ND_DOTNET_DIR}/nupkg-metadata/${pkg}
             -P ${SRC}/check_nupkg_metadata.cmake)
 endforeach()
+
+# Lucene.NET itself under NativeAOT (issue 15): a small application on NativeFSDirectory (index,
+# commit, search, reopen, merge) published once with PublishAot and run once. Lucene.NET's
+# reflection-built codecs and attributes need its assemblies rooted (see README.md, "NativeAOT");
+# its own trim warnings are reported, any from NativeDir or NativeDir.Lucene fails the test.
+add_test(NAME dotnet_lucene_nativeaot_smoke
+  COMMAND ${CMAKE_COMMAND} -E env ${ND_DOTNET_ENV}
+          bash ${SRC}/scripts/aot-smoke.sh ${DOTNET_EXECUTABLE}
+          ${SRC}/NativeDir.Lucene.AotSmoke/NativeDir.Lucene.AotSmoke.csproj
+          ${ND_DOTNET_DIR}/lucene-aot ${ND_DOTNET_PROPS})
+set_tests_properties(dotnet_lucene_nativeaot_smoke PROPERTIES TIMEOUT 900)
