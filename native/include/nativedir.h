@@ -305,6 +305,18 @@ ND_EXTERN int32_t nd_close(nd_handle handle);
  */
 ND_EXTERN int32_t nd_output_flush(nd_handle output);
 
+/**
+ * Releases the memory the last nd_input_window of this handle pinned (see
+ * there), if any: call it when no thread can still read that window (a C
+ * caller done with it, a binding's finalizer). Works on a handle already
+ * closed while its window is pinned (then the input's file, buffer and
+ * mapping are released now); ND_OK whether or not a window was pinned;
+ * ND_E_BAD_HANDLE once nothing of the handle is left. Stable (ND_1.1): a C
+ * caller needs it to finish with a window of nd_input_window (ND_1), and the
+ * Java, .NET and Python bindings release their windows with it.
+ */
+ND_EXTERN int32_t nd_input_unpin(nd_handle input);
+
 /* ------------------------------------------------------------------------ */
 /* ND_NODE ND_EXPERIMENTAL: calls that may still change.                     */
 /* ------------------------------------------------------------------------ */
@@ -363,16 +375,6 @@ ND_EXTERN int32_t nd_input_prefetch(nd_handle input, int64_t offset, int64_t len
  * mapped sequential input's read-ahead stay as chosen at open.
  */
 ND_EXTERN int32_t nd_input_advise(nd_handle input, uint32_t flags);
-
-/**
- * Releases the memory the last nd_input_window of this handle pinned (see
- * there), if any: call it when no thread can still read that window (a C
- * caller done with it, a binding's finalizer). Works on a handle already
- * closed while its window is pinned (then the input's file, buffer and
- * mapping are released now); ND_OK whether or not a window was pinned;
- * ND_E_BAD_HANDLE once nothing of the handle is left.
- */
-ND_EXTERN int32_t nd_input_unpin(nd_handle input);
 
 /* ------------------------------------------------------------------------ */
 /* Asynchronous reads. A ring takes positional reads and reports them done,  */
