@@ -724,3 +724,12 @@ int tst_with_private_mount(const char *fstype, const char *opts,
     return rc;
 }
 #endif
+
+uint8_t *tst_put_random(tst_env *env, const char *name, size_t len, uint64_t seed)
+{
+    uint8_t *data = tst_random_buffer(len, seed);
+    char path[TST_PATH_MAX];
+    assert_non_null(data);
+    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, name), data, len), 0);
+    return data;
+}

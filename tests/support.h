@@ -63,6 +63,9 @@ int tst_cache_only_reads(const char *dir, const char *name);
 /* Deterministic pseudo-random bytes (xorshift): the same seed, the same data. */
 void tst_fill_random(uint8_t *buf, size_t len, uint64_t seed);
 uint8_t *tst_random_buffer(size_t len, uint64_t seed); /* malloc'd */
+/* Writes len random bytes (from seed) to env's directory as `name` and returns
+ * them (malloc'd) for the test to compare reads with; fails the test on error. */
+uint8_t *tst_put_random(tst_env *env, const char *name, size_t len, uint64_t seed);
 
 /* Asserts that an ND_* call returned `expected`; on failure prints both status
  * names and the library's last error message. */

@@ -22,15 +22,6 @@
 static const uint32_t read_flags[] = {0, ND_IO_RANDOM, ND_IO_MMAP, ND_IO_MERGE};
 #define N_FLAGS (sizeof(read_flags) / sizeof(read_flags[0]))
 
-static uint8_t *put_random(tst_env *env, const char *name, size_t len, uint64_t seed)
-{
-    uint8_t *data = tst_random_buffer(len, seed);
-    char path[TST_PATH_MAX];
-    assert_non_null(data);
-    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, name), data, len), 0);
-    return data;
-}
-
 /* ---- clones reading while the parent closes ---- */
 
 typedef struct {
@@ -85,7 +76,7 @@ static void *read_through_clone(void *arg)
 static void clones_read_while_parent_closes(void **state)
 {
     tst_env *env = *state;
-    uint8_t *data = put_random(env, "f", FILE_LEN, 1);
+    uint8_t *data = tst_put_random(env, "f", FILE_LEN, 1);
     enum { THREADS = 4 };
     for (size_t f = 0; f < N_FLAGS; f++) {
         nd_handle parent;
@@ -166,7 +157,7 @@ static void *hold_window(void *arg)
 static void window_outlives_a_close_on_another_thread(void **state)
 {
     tst_env *env = *state;
-    uint8_t *data = put_random(env, "f", FILE_LEN, 6);
+    uint8_t *data = tst_put_random(env, "f", FILE_LEN, 6);
     for (size_t f = 0; f < N_FLAGS; f++) {
         int fds_before = open_fd_count();
         window_holder w;
@@ -215,7 +206,7 @@ static void *read_handed_window(void *arg)
 static void window_handed_to_another_thread_outlives_its_takers_close(void **state)
 {
     tst_env *env = *state;
-    uint8_t *data = put_random(env, "f", FILE_LEN, 9);
+    uint8_t *data = tst_put_random(env, "f", FILE_LEN, 9);
     for (size_t f = 0; f < N_FLAGS; f++) {
         int fds_before = open_fd_count();
         window_holder w;
@@ -256,7 +247,7 @@ static void *take_window_and_exit(void *arg)
 static void window_pin_is_released_by_close_or_unpin(void **state)
 {
     tst_env *env = *state;
-    free(put_random(env, "f", FILE_LEN, 7));
+    free(tst_put_random(env, "f", FILE_LEN, 7));
     for (size_t f = 0; f < N_FLAGS; f++) {
         int fds_before = open_fd_count();
         /* closed by the thread that took the window: held until unpinned (the
@@ -356,7 +347,7 @@ static void closes_race_window_readers(void **state)
     /* every handle of the file (each reader's clone and the parent) is closed by
      * the main thread while the readers are inside their windows */
     tst_env *env = *state;
-    uint8_t *data = put_random(env, "f", FILE_LEN, 8);
+    uint8_t *data = tst_put_random(env, "f", FILE_LEN, 8);
     enum { THREADS = 4 };
     for (size_t f = 0; f < N_FLAGS; f++) {
         int fds_before = open_fd_count();
@@ -436,7 +427,7 @@ static void *read_shared(void *arg)
 static void shared_handle_closed_under_readers(void **state)
 {
     tst_env *env = *state;
-    uint8_t *data = put_random(env, "f", FILE_LEN, 2);
+    uint8_t *data = tst_put_random(env, "f", FILE_LEN, 2);
     enum { THREADS = 4 };
     for (size_t f = 0; f < N_FLAGS; f++) {
         for (int rep = 0; rep < 3; rep++) {
@@ -705,7 +696,7 @@ static void *submit_reads(void *arg)
 static void many_submitters_one_reaper(void **state)
 {
     tst_env *env = *state;
-    uint8_t *data = put_random(env, "f", FILE_LEN, 6);
+    uint8_t *data = tst_put_random(env, "f", FILE_LEN, 6);
     static const uint32_t backends[] = {0, ND_RING_FORCE_THREADS};
     static const uint32_t flags[] = {0, ND_IO_MMAP, ND_IO_MERGE};
     enum { TOTAL = SUBMITTERS * READS_EACH };
@@ -914,7 +905,7 @@ static void *use_cursor(void *arg)
 static void shared_cursor_is_refused_not_torn(void **state)
 {
     tst_env *env = *state;
-    free(put_random(env, "f", 100000, 3));
+    free(tst_put_random(env, "f", 100000, 3));
     for (size_t f = 0; f < N_FLAGS; f++) {
         nd_handle h;
         assert_status(ND_OK, nd_open_input(env->dir, "f", read_flags[f], &h));
@@ -975,7 +966,7 @@ static void positional_readers_beside_a_cursor(void **state)
     /* the contract: positional calls are thread-safe on one handle, cursor calls
      * belong to one thread; the two together must not disturb each other */
     tst_env *env = *state;
-    uint8_t *data = put_random(env, "f", FILE_LEN, 4);
+    uint8_t *data = tst_put_random(env, "f", FILE_LEN, 4);
     for (size_t f = 0; f < N_FLAGS; f++) {
         nd_handle h;
         assert_status(ND_OK, nd_open_input(env->dir, "f", read_flags[f], &h));
@@ -1038,7 +1029,7 @@ static void *reap_once(void *arg)
 static void reap_survives_signals(void **state)
 {
     tst_env *env = *state;
-    uint8_t *data = put_random(env, "f", 4096, 5);
+    uint8_t *data = tst_put_random(env, "f", 4096, 5);
     struct sigaction sa, old;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal; /* no SA_RESTART: every blocking call sees EINTR */

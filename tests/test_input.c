@@ -35,15 +35,6 @@ static const size_t sizes[] = {0, 1, 511, 4095, 4096, 4097, 16384, 65537,
                                262144, 262144 + 17, 1u << 20, (1u << 20) + 3};
 #define N_SIZES (sizeof(sizes) / sizeof(sizes[0]))
 
-static uint8_t *put_random(tst_env *env, const char *name, size_t len, uint64_t seed)
-{
-    uint8_t *data = tst_random_buffer(len, seed);
-    char path[TST_PATH_MAX];
-    assert_non_null(data);
-    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, name), data, len), 0);
-    return data;
-}
-
 /* Does this directory's file system take O_DIRECT? Decides what MERGE must report. */
 static int direct_works(tst_env *env)
 {
@@ -69,7 +60,7 @@ static int32_t expected_strategy(uint32_t flags, int direct)
 static void every_strategy_reads_every_size(void **state)
 {
     tst_env *env = *state;
-    free(put_random(env, "probe", 4096, 1));
+    free(tst_put_random(env, "probe", 4096, 1));
     int direct = direct_works(env);
     if (!direct)
         tst_loud_skip("ND_IO_MERGE reading with O_DIRECT",
@@ -77,7 +68,7 @@ static void every_strategy_reads_every_size(void **state)
     for (size_t s = 0; s < N_SIZES; s++) {
         char name[32];
         snprintf(name, sizeof(name), "size_%zu", sizes[s]);
-        uint8_t *data = put_random(env, name, sizes[s], 100 + s);
+        uint8_t *data = tst_put_random(env, name, sizes[s], 100 + s);
         for (size_t k = 0; k < N_STRATEGIES; k++) {
             nd_handle in;
             assert_status(ND_OK, nd_open_input(env->dir, name, strategies[k].flags, &in));
@@ -93,7 +84,7 @@ static void every_strategy_reads_every_size(void **state)
 static void require_direct_on_this_file_system(void **state)
 {
     tst_env *env = *state;
-    uint8_t *data = put_random(env, "probe", 12345, 2);
+    uint8_t *data = tst_put_random(env, "probe", 12345, 2);
     nd_handle in;
     int32_t rc = nd_open_input(env->dir, "probe", ND_IO_REQUIRE_DIRECT, &in);
     if (rc == ND_E_NOT_SUPPORTED) {
@@ -116,7 +107,7 @@ static void direct_reads_aligned_and_unaligned(void **state)
 {
     tst_env *env = *state;
     const size_t len = (3u << 20) + 1000;
-    uint8_t *data = put_random(env, "big", len, 3);
+    uint8_t *data = tst_put_random(env, "big", len, 3);
     nd_handle in;
     assert_status(ND_OK, nd_open_input(env->dir, "big", ND_IO_MERGE, &in));
     /* an aligned destination, offset and length take the zero-copy direct path */
@@ -149,7 +140,7 @@ static void direct_reads_aligned_and_unaligned(void **state)
 static void positional_read_ranges(void **state)
 {
     tst_env *env = *state;
-    uint8_t *data = put_random(env, "f", 1000, 4);
+    uint8_t *data = tst_put_random(env, "f", 1000, 4);
     for (size_t k = 0; k < N_STRATEGIES; k++) {
         nd_handle in;
         assert_status(ND_OK, nd_open_input(env->dir, "f", strategies[k].flags, &in));
@@ -190,7 +181,7 @@ static void positional_read_ranges(void **state)
 static void cursor_edges(void **state)
 {
     tst_env *env = *state;
-    uint8_t *data = put_random(env, "f", 5000, 5);
+    uint8_t *data = tst_put_random(env, "f", 5000, 5);
     for (size_t k = 0; k < N_STRATEGIES; k++) {
         nd_handle in;
         uint8_t buf[6000];
@@ -239,7 +230,7 @@ static void windows_match_the_file(void **state)
 {
     tst_env *env = *state;
     const size_t len = 200000;
-    uint8_t *data = put_random(env, "f", len, 6);
+    uint8_t *data = tst_put_random(env, "f", len, 6);
     for (size_t k = 0; k < N_STRATEGIES; k++) {
         nd_handle in;
         const uint8_t *p = NULL;
@@ -279,7 +270,7 @@ static void windows_match_the_file(void **state)
 static void clones_have_their_own_cursor(void **state)
 {
     tst_env *env = *state;
-    uint8_t *data = put_random(env, "f", 70000, 7);
+    uint8_t *data = tst_put_random(env, "f", 70000, 7);
     for (size_t k = 0; k < N_STRATEGIES; k++) {
         nd_handle in, clone, clone2;
         assert_status(ND_OK, nd_open_input(env->dir, "f", strategies[k].flags, &in));
@@ -353,7 +344,7 @@ static void slices_see_only_themselves(void **state)
 {
     tst_env *env = *state;
     const int64_t len = 300000;
-    uint8_t *data = put_random(env, "f", (size_t)len, 8);
+    uint8_t *data = tst_put_random(env, "f", (size_t)len, 8);
     for (size_t k = 0; k < N_STRATEGIES; k++) {
         nd_handle in, s, ss, empty, tail, cl;
         assert_status(ND_OK, nd_open_input(env->dir, "f", strategies[k].flags, &in));
@@ -439,7 +430,7 @@ static void random_operations_match_a_model(void **state)
 {
     tst_env *env = *state;
     const int64_t len = 300001;
-    uint8_t *data = put_random(env, "f", (size_t)len, 12);
+    uint8_t *data = tst_put_random(env, "f", (size_t)len, 12);
     uint8_t *buf = malloc(400000);
     assert_non_null(buf);
     static const uint32_t flags[] = {0, ND_IO_RANDOM, ND_IO_MMAP, ND_IO_MERGE, ND_IO_MERGE | ND_IO_SEQUENTIAL};
@@ -543,7 +534,7 @@ static void random_operations_match_a_model(void **state)
 static void refused_flags_and_missing_files(void **state)
 {
     tst_env *env = *state;
-    free(put_random(env, "f", 10, 9));
+    free(tst_put_random(env, "f", 10, 9));
     nd_handle in = 5;
     assert_status(ND_E_INVALID_ARGUMENT, nd_open_input(env->dir, "f", ND_IO_OVERWRITE, &in));
     assert_int_equal(in, 0);
@@ -570,7 +561,7 @@ static void file_growing_after_open_is_not_seen(void **state)
 {
     /* the length is fixed at open: readers of a Lucene file never see a writer's tail */
     tst_env *env = *state;
-    uint8_t *data = put_random(env, "f", 100, 10);
+    uint8_t *data = tst_put_random(env, "f", 100, 10);
     for (size_t k = 0; k < N_STRATEGIES; k++) {
         nd_handle in;
         char path[TST_PATH_MAX];
@@ -706,7 +697,7 @@ static void mapped_sequential_reads_across_populated_stretches(void **state)
 {
     tst_env *env = *state;
     const size_t len = (13u << 20) + 4097; /* several 4 MiB stretches and a ragged end */
-    uint8_t *data = put_random(env, "big", len, 77);
+    uint8_t *data = tst_put_random(env, "big", len, 77);
     uint8_t *buf = malloc(1 << 20);
     nd_handle in, clone, slice;
     assert_status(ND_OK, nd_open_input(env->dir, "big", ND_IO_MMAP | ND_IO_SEQUENTIAL, &in));
@@ -742,9 +733,9 @@ static void mapped_sequential_reads_across_populated_stretches(void **state)
 static void buffer_size_follows_advice_and_length(void **state)
 {
     tst_env *env = *state;
-    free(put_random(env, "big", 1u << 20, 81));
-    free(put_random(env, "small", 10, 82));
-    free(put_random(env, "empty", 0, 83));
+    free(tst_put_random(env, "big", 1u << 20, 81));
+    free(tst_put_random(env, "small", 10, 82));
+    free(tst_put_random(env, "empty", 0, 83));
     nd_handle in, clone, slice;
     int64_t size[6];
     const uint32_t flags[6] = {0, ND_IO_RANDOM, ND_IO_SEQUENTIAL, ND_IO_RANDOM | ND_IO_SEQUENTIAL,

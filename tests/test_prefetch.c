@@ -36,15 +36,6 @@ static const strategy_case strategies[] = {
 };
 #define N_STRATEGIES (sizeof(strategies) / sizeof(strategies[0]))
 
-static uint8_t *put_random(tst_env *env, const char *name, size_t len, uint64_t seed)
-{
-    uint8_t *data = tst_random_buffer(len, seed);
-    char path[TST_PATH_MAX];
-    assert_non_null(data);
-    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, name), data, len), 0);
-    return data;
-}
-
 /* every byte of the input still reads right (prefetch and advice change no data) */
 static void reads_match(nd_handle in, const uint8_t *expect, int64_t len, const char *what)
 {
@@ -96,8 +87,8 @@ static void prefetch_ranges_on_every_strategy(void **state)
 {
     tst_env *env = *state;
     const int64_t len = 300001;
-    uint8_t *data = put_random(env, "f", (size_t)len, 11);
-    free(put_random(env, "empty", 0, 12));
+    uint8_t *data = tst_put_random(env, "f", (size_t)len, 11);
+    free(tst_put_random(env, "empty", 0, 12));
     for (size_t k = 0; k < N_STRATEGIES; k++) {
         nd_handle in, clone, slice, inner, empty;
         assert_status(ND_OK, nd_open_input(env->dir, "f", strategies[k].flags, &in));
@@ -134,8 +125,8 @@ static void advise_every_value_on_every_strategy(void **state)
 {
     tst_env *env = *state;
     const int64_t len = 200003;
-    uint8_t *data = put_random(env, "f", (size_t)len, 21);
-    free(put_random(env, "empty", 0, 22));
+    uint8_t *data = tst_put_random(env, "f", (size_t)len, 21);
+    free(tst_put_random(env, "empty", 0, 22));
     const uint32_t good[] = {ND_IO_RANDOM, ND_IO_SEQUENTIAL, 0, ND_IO_SEQUENTIAL, ND_IO_RANDOM};
     const uint32_t bad[] = {ND_IO_RANDOM | ND_IO_SEQUENTIAL, ND_IO_MMAP, ND_IO_MERGE, ND_IO_PRELOAD,
                             ND_IO_REQUIRE_DIRECT, ND_IO_OVERWRITE, ND_IO_RANDOM | ND_IO_MMAP,
@@ -280,7 +271,7 @@ static void prefetch_brings_dropped_pages_in(void **state)
     if (kernel_advice_invisible("prefetched pages becoming resident"))
         skip();
     tst_env *env = *state;
-    free(put_random(env, "big", (size_t)BIG, 31));
+    free(tst_put_random(env, "big", (size_t)BIG, 31));
     cache_view v;
     view_open(&v, env, "big", BIG);
     const uint32_t flags[] = {0, ND_IO_RANDOM, ND_IO_MMAP, ND_IO_MMAP | ND_IO_RANDOM};
@@ -321,7 +312,7 @@ static void back_off_looks_again_within_64_calls(void **state)
     if (kernel_advice_invisible("a dropped range brought back in after a run of hits"))
         skip();
     tst_env *env = *state;
-    uint8_t *data = put_random(env, "big", (size_t)BIG, 41);
+    uint8_t *data = tst_put_random(env, "big", (size_t)BIG, 41);
     cache_view v;
     view_open(&v, env, "big", BIG);
     const uint32_t flags[] = {0, ND_IO_MMAP};
@@ -382,7 +373,7 @@ static void advice_reaches_the_mapping(void **state)
     if (kernel_advice_invisible("advice in the mapping's VmFlags"))
         skip();
     tst_env *env = *state;
-    free(put_random(env, "big", (size_t)BIG, 51));
+    free(tst_put_random(env, "big", (size_t)BIG, 51));
     nd_handle in, clone, slice;
     assert_status(ND_OK, nd_open_input(env->dir, "big", ND_IO_MMAP, &in));
     assert_status(ND_OK, nd_input_clone(in, &clone));
