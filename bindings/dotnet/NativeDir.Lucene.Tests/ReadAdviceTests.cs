@@ -8,6 +8,7 @@ using Lucene.Net.Documents;
 using Lucene.Net.Index;
 using Lucene.Net.Store;
 using Lucene.Net.Util;
+using NativeDir.Testing;
 using Xunit;
 
 namespace NativeDir.Lucene.Tests

@@ -3,6 +3,7 @@ using System.Collections.Generic;
 using System.Globalization;
 using System.IO;
 using System.Linq;
+using NativeDir.Testing;
 using Xunit;
 
 namespace NativeDir.Tests
