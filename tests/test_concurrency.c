@@ -139,19 +139,26 @@ typedef struct {
     int wrong;
 } window_holder;
 
+/* The reader's side of both cases: says it holds window p, waits until the
+ * main thread has closed the handle, checks every byte of p (which must still
+ * be there), then makes the window call that fails and lets the pin go. */
+static void *read_window_after_the_close(window_holder *w, const uint8_t *p)
+{
+    atomic_store(&w->stage, 1);
+    while (atomic_load(&w->stage) != 2)
+        sched_yield();
+    for (int64_t i = 0; i < w->got; i++)
+        w->wrong += p[i] != w->data[w->pos + i];
+    w->after = nd_input_window(w->h, w->pos, &p);
+    return NULL;
+}
+
 static void *hold_window(void *arg)
 {
     window_holder *w = arg;
     const uint8_t *p = NULL;
     w->got = nd_input_window(w->h, w->pos, &p);
-    atomic_store(&w->stage, 1);
-    while (atomic_load(&w->stage) != 2)
-        sched_yield();
-    /* the handle is closed now, on the main thread: every byte must still be there */
-    for (int64_t i = 0; i < w->got; i++)
-        w->wrong += p[i] != w->data[w->pos + i];
-    w->after = nd_input_window(w->h, w->pos, &p); /* fails, and lets the pin go */
-    return NULL;
+    return read_window_after_the_close(w, p);
 }
 
 static void window_outlives_a_close_on_another_thread(void **state)
@@ -194,13 +201,7 @@ static void *read_handed_window(void *arg)
 {
     window_holder *w = arg;
     const uint8_t *p = (const uint8_t *)(uintptr_t)w->after; /* A's window, handed over */
-    atomic_store(&w->stage, 1);
-    while (atomic_load(&w->stage) != 2)
-        sched_yield();
-    for (int64_t i = 0; i < w->got; i++)
-        w->wrong += p[i] != w->data[w->pos + i];
-    w->after = nd_input_window(w->h, w->pos, &p); /* fails, and lets the pin go */
-    return NULL;
+    return read_window_after_the_close(w, p);
 }
 
 static void window_handed_to_another_thread_outlives_its_takers_close(void **state)
