@@ -46,17 +46,9 @@ static uint32_t slots_made;
 
 static nd_mutex *lock_table(void)
 {
-    nd_mutex *m = atomic_load_explicit(&table_lock, memory_order_acquire);
-    if (ND_UNLIKELY(m == NULL)) {
-        nd_mutex *fresh = nd__mutex_new();
-        if (fresh == NULL)
-            return NULL;
-        if (!atomic_compare_exchange_strong(&table_lock, &m, fresh))
-            nd__mutex_free(fresh); /* another thread won; m holds its mutex */
-        else
-            m = fresh;
-    }
-    nd__mutex_lock(m);
+    nd_mutex *m = nd__mutex_once(&table_lock);
+    if (m != NULL)
+        nd__mutex_lock(m);
     return m;
 }
 

@@ -158,5 +158,7 @@ nd_mutex *nd__mutex_new(void);
 void nd__mutex_free(nd_mutex *m);
 void nd__mutex_lock(nd_mutex *m);
 void nd__mutex_unlock(nd_mutex *m);
+/* The mutex in *slot, made by the first caller (mutex.c); NULL without memory. */
+nd_mutex *nd__mutex_once(nd_mutex *_Atomic *slot);
 
 #endif /* ND_OS_H */

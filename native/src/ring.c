@@ -15,26 +15,11 @@
 static nd_mutex *_Atomic live_lock;
 static nd_ring *live_rings;
 
-static nd_mutex *live_mutex(void)
-{
-    nd_mutex *m = atomic_load_explicit(&live_lock, memory_order_acquire);
-    if (m == NULL) {
-        nd_mutex *fresh = nd__mutex_new();
-        if (fresh == NULL)
-            return NULL;
-        if (!atomic_compare_exchange_strong(&live_lock, &m, fresh))
-            nd__mutex_free(fresh); /* another thread won; m holds its mutex */
-        else
-            m = fresh;
-    }
-    return m;
-}
-
 static int32_t live_join(nd_ring *r)
 {
     if (r->vt->files_unused == NULL)
         return ND_OK;
-    nd_mutex *m = live_mutex();
+    nd_mutex *m = nd__mutex_once(&live_lock);
     if (m == NULL)
         return nd__fail(ND_E_NO_MEMORY, "ring: out of memory");
     nd__mutex_lock(m);
