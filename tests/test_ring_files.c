@@ -369,6 +369,65 @@ static void test_registered_files(void **state)
     assert_int_equal(fds_under(e->env.dir_path), 0);
 }
 
+/* The file whose slot a read takes is let go of with that read, not after:
+ * with 65 inputs read in turn, each read registers its file in the slot of
+ * the input read 64 reads before; the moment the read is reaped (polled, so
+ * the caller is as fast as the submitter), that older input is closed and
+ * its descriptor must be gone when nd_close returns. The submitter used to
+ * hold the replaced file until after it released its lock, which a caller
+ * polling for the completion could overtake (seen as 3 stray descriptors
+ * under ASan in CI); in the fault build the submitter pauses after every
+ * batch, so the caller always overtakes it and that order fails every round. */
+static void test_replaced_file_closes_with_its_input(void **state)
+{
+    files_env *e = *state;
+    enum { OPEN = 65 };
+    int rounds = 3000;
+    nd_handle ring, in[OPEN];
+    if (!open_uring(&ring))
+        return;
+#ifdef ND_FAULT_INJECTION
+    nd__fault_set_submit_pause(2000);
+    rounds = 64 + 40;
+#endif
+    for (int i = 0; i < OPEN; i++) {
+        char name[16];
+        assert_status(ND_OK, nd_open_input(e->env.dir, fname(name, i), 0, &in[i]));
+    }
+    uint8_t *buf = NULL;
+    assert_int_equal(posix_memalign((void **)&buf, BLOCK, BLOCK), 0);
+    int strays = 0;
+    for (int r = 0; r < rounds; r++) {
+        int f = r % OPEN, old = (r + 1) % OPEN;
+        assert_status(ND_OK, nd_ring_submit_read(ring, in[f], 0, buf, BLOCK, (uint64_t)f));
+        uint64_t tag;
+        int64_t res;
+        int32_t n;
+        while ((n = nd_ring_reap(ring, &tag, &res, 1, 0)) == 0)
+            ;
+        assert_int_equal(n, 1);
+        assert_int_equal(res, BLOCK);
+        if (r < 64) /* the table is still filling: nothing is replaced yet */
+            continue;
+        char name[16];
+        assert_status(ND_OK, nd_close(in[old]));
+        if (fds_under(e->env.dir_path) != OPEN - 1)
+            strays++;
+        assert_status(ND_OK, nd_open_input(e->env.dir, fname(name, old), 0, &in[old]));
+    }
+#ifdef ND_FAULT_INJECTION
+    nd__fault_set_submit_pause(0);
+#endif
+    if (strays > 0)
+        fail_msg("%d of %d closes returned with the replaced file still open", strays,
+                 rounds - 64);
+    for (int i = 0; i < OPEN; i++)
+        assert_status(ND_OK, nd_close(in[i]));
+    assert_status(ND_OK, nd_close(ring));
+    assert_int_equal(fds_under(e->env.dir_path), 0);
+    free(buf);
+}
+
 /* Bursts of 256 reads over the 100 files in random order: the submitting
  * thread sends up to 64 per system call, so each batch names about as many
  * files as the table has slots and replaces slots while preparing it; a slot
@@ -884,6 +943,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_registered_files, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_replaced_file_closes_with_its_input, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wide_batches, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ring_close_lets_files_go, setup, teardown),
         cmocka_unit_test_setup_teardown(test_opt_out, setup, teardown),

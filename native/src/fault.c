@@ -127,6 +127,18 @@ uint32_t nd__fault_blksize(void)
     return atomic_load(&forced_blksize);
 }
 
+static _Atomic uint32_t submit_pause;
+
+void nd__fault_set_submit_pause(uint32_t us)
+{
+    atomic_store(&submit_pause, us);
+}
+
+uint32_t nd__fault_submit_pause(void)
+{
+    return atomic_load(&submit_pause);
+}
+
 /* An injected allocation failure looks like the real one: NULL and ENOMEM.
  * This file does not include internal.h, so the calls below are libc's. */
 void *nd__fault_malloc(size_t n)

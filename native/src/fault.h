@@ -75,6 +75,15 @@ uint32_t nd__fault_blksize(void);
 #  define ND_FAULT_ALIGNMENT() nd__fault_alignment()
 #  define ND_FAULT_BLKSIZE() nd__fault_blksize()
 /*
+ * A pause, not a fault, for tests/test_ring_files.c: the io_uring submitter
+ * sleeps `us` microseconds after each batch it sent, once it holds no lock,
+ * so that callers reaping that batch always overtake whatever it still does
+ * (nothing it does then may matter to them). 0 turns it off.
+ */
+void nd__fault_set_submit_pause(uint32_t us);
+uint32_t nd__fault_submit_pause(void);
+#  define ND_FAULT_SUBMIT_PAUSE() nd__fault_submit_pause()
+/*
  * The fault build routes the library's own allocations through the
  * switchboard, so that a sweep can fail each one in turn (ND_FAULT_ALLOC).
  * internal.h maps the C library's names onto these (fault build only); the
@@ -91,6 +100,7 @@ char *nd__fault_strdup(const char *s);
 #  define ND_FAULT_CHECK(p) 0
 #  define ND_FAULT_ALIGNMENT() 0u
 #  define ND_FAULT_BLKSIZE() 0u
+#  define ND_FAULT_SUBMIT_PAUSE() 0u
 #endif
 /* for calls that can only fail, not fall short */
 #define ND_FAULT(p) (ND_FAULT_CHECK(p) == 1)

@@ -152,7 +152,8 @@ int32_t nd__input_begin_async(nd_handle h, int64_t off, void *dst, int64_t len, 
 void nd__file_ring_hold(void *file);
 /* The ring's own slot must already be unregistered: this may close the file.
  * `wake_rings`: call nd__ring_files_unused() if only rings hold it now (0
- * from inside that call, which reaches every ring anyway). */
+ * from inside that call, which reaches every ring anyway, and with a ring's
+ * lock held: lock order). */
 void nd__file_ring_drop(void *file, int wake_rings);
 /* 1 if only rings hold the file (no input, clone, slice or read in flight
  * uses it; none can appear, since they come from an input): once true, it

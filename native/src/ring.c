@@ -9,9 +9,10 @@
 /* Rings whose backend holds files (vt->files_unused), so that the thread
  * dropping a file's last reference that is not a ring's can make them let it
  * go. Rings join when they open and leave before their backend is freed.
- * Lock order: live_lock, then a ring's own locks (io_uring's sq_mu); nothing
- * holding a ring's lock drops a file (the submitter drops the files it
- * replaced after releasing sq_mu), so the order is never reversed. */
+ * Lock order: live_lock, then a ring's own locks (io_uring's sq_mu); a thread
+ * holding a ring's lock drops files only with wake_rings 0 (the sweep itself,
+ * and the submitter letting go of a file whose slot it gave to another), so
+ * the order is never reversed. */
 static nd_mutex *_Atomic live_lock;
 static nd_ring *live_rings;
 

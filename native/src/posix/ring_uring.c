@@ -75,10 +75,6 @@ typedef struct {
     uint32_t last;       /* the slot found last (runs of reads of one file) */
     uint64_t batch;      /* batches sent so far */
     file_slot files[FILE_SLOTS];
-    /* files whose slots were given to others while a batch was prepared:
-     * dropped once sq_mu is released (a drop may sweep every ring, this one too) */
-    void *replaced[SUBMIT_BATCH];
-    uint32_t n_replaced;
 } uring_state;
 
 /* Submitter thread, with sq_mu held: the registered slot of op's file,
@@ -107,7 +103,7 @@ static int file_index(uring_state *u, const nd_ring_op *op)
             old = (int)i;
     }
     int pick = empty >= 0 ? empty : u->files_top < FILE_SLOTS ? (int)u->files_top : old;
-    if (pick < 0 || (fs[pick].file != NULL && u->n_replaced == SUBMIT_BATCH))
+    if (pick < 0)
         return -1;
     int fd = (int)op->fd;
     /* replacing a descriptor is safe with reads of the old one in flight: each
@@ -122,11 +118,16 @@ static int file_index(uring_state *u, const nd_ring_op *op)
         return -1;
     }
     nd__file_ring_hold(op->file);
-    /* the update replaced the old descriptor in the kernel's table: let go of
-     * its file after the batch (which closes it when only this ring held it);
-     * each op of a batch replaces at most one slot, so there is room */
+    /* The update took the old descriptor out of the kernel's table: let go of
+     * its file now, before any read of this batch can complete. Its reads in
+     * flight hold their own references, so this closes it only when this ring
+     * was its last holder. Not later: a caller that reaps the batch and closes
+     * the file's last input must find it closed when nd_close returns, and its
+     * sweep cannot see a hold that sits in no slot. No sweep of the rings
+     * here (sq_mu is held): a ring's drop leaves the count of other holders
+     * as it was, so whoever dropped the last of those has swept already. */
     if (fs[pick].file != NULL)
-        u->replaced[u->n_replaced++] = fs[pick].file;
+        nd__file_ring_drop(fs[pick].file, 0);
     else
         u->files_held++;
     fs[pick].file = op->file;
@@ -276,13 +277,10 @@ static void submit_batch(nd_ring *r, uring_state *u, const uint32_t *batch, int 
             nd__mutex_lock(u->sq_mu);
         }
     }
-    uint32_t nr = u->n_replaced;
-    void *replaced[SUBMIT_BATCH];
-    memcpy(replaced, u->replaced, nr * sizeof(void *));
-    u->n_replaced = 0;
     nd__mutex_unlock(u->sq_mu);
-    for (uint32_t i = 0; i < nr; i++)
-        nd__file_ring_drop(replaced[i], 1);
+    uint32_t pause = ND_FAULT_SUBMIT_PAUSE(); /* tests: callers overtake the rest */
+    if (pause > 0)
+        nanosleep(&(struct timespec){pause / 1000000, (long)(pause % 1000000) * 1000}, NULL);
 }
 
 static void *submitter(void *arg)
