@@ -22,7 +22,9 @@ class Output(io.RawIOBase):
     always writes all of it. Bytes are durable only after :meth:`sync` (which
     fsyncs through this handle); :meth:`close` flushes but does not fsync.
     Implements the writable side of :class:`io.RawIOBase`, so
-    ``io.BufferedWriter(output)`` works. One writer at a time.
+    ``io.BufferedWriter(output)`` works. One writer at a time. Unlike
+    ``io.FileIO(path, "wb")`` it cannot seek, truncate or read: those raise
+    io.UnsupportedOperation (ValueError once closed) and ``seekable()`` is False.
     """
 
     __slots__ = ("_h", "_name")  # cheaper attribute reads on the hot path
@@ -50,6 +52,43 @@ class Output(io.RawIOBase):
     def writable(self) -> bool:
         self._handle()
         return True
+
+    # What io.FileIO(path, "wb") answers for the reading and moving half of the
+    # raw file protocol: ValueError once closed, else io.UnsupportedOperation.
+    # io.RawIOBase's defaults would raise NotImplementedError (read, readinto)
+    # or answer False on a closed file (readable, seekable).
+
+    def readable(self) -> bool:
+        self._handle()
+        return False
+
+    def seekable(self) -> bool:
+        """False: an output is append-only (its running CRC-32 covers every byte in order)."""
+        self._handle()
+        return False
+
+    def _unsupported(self, what: str) -> io.UnsupportedOperation:
+        self._handle()
+        return io.UnsupportedOperation(f"{what}: nativedir.Output {self._name!r} is "
+                                       "append-only and not open for reading")
+
+    def read(self, size: int = -1) -> bytes:  # type: ignore[override]
+        raise self._unsupported("read")
+
+    def readall(self) -> bytes:
+        raise self._unsupported("readall")
+
+    def readinto(self, buffer: Buffer) -> int:  # type: ignore[override]
+        raise self._unsupported("readinto")
+
+    def readline(self, size: int | None = -1) -> bytes:  # type: ignore[override]
+        raise self._unsupported("readline")
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        raise self._unsupported("seek")
+
+    def truncate(self, size: int | None = None) -> int:
+        raise self._unsupported("truncate")
 
     def write(self, data: Buffer) -> int:  # type: ignore[override]
         """Appends all of `data` (any contiguous bytes-like object); returns its length.
