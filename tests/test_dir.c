@@ -199,6 +199,14 @@ static void exists_and_length(void **state)
     assert_status(ND_E_NOT_FOUND, nd_file_length(env->dir, "missing", &len));
     assert_int_equal(len, -1);
     assert_status(ND_E_ACCESS, nd_file_length(env->dir, "subdir", &len));
+    /* with the OS error an open of it gives (EISDIR on POSIX), as every other call
+     * refusing a directory reports, so bindings raise one exception for it
+     * (Python: IsADirectoryError, not PermissionError) */
+    assert_status(ND_E_ACCESS, nd_open_input(env->dir, "subdir", 0, &(nd_handle){0}));
+    int32_t open_error = nd_last_os_error();
+    assert_int_not_equal(open_error, 0);
+    assert_status(ND_E_ACCESS, nd_file_length(env->dir, "subdir", &len));
+    assert_int_equal(nd_last_os_error(), open_error);
     assert_status(ND_E_INVALID_ARGUMENT, nd_file_length(env->dir, "five", NULL));
     /* lengths past 4 GiB: a sparse file costs no disk */
     assert_int_equal(tst_truncate(tst_join(path, sizeof(path), env->dir_path, "big"),

@@ -91,6 +91,49 @@ static void bad_names_are_refused(void **state)
     assert_int_equal(tst_file_size(path), 2);
 }
 
+#ifdef _WIN32
+#    define TST_NAME_TOO_LONG 206 /* ERROR_FILENAME_EXCED_RANGE */
+#else
+#    include <errno.h>
+#    define TST_NAME_TOO_LONG ENAMETOOLONG
+#endif
+
+/* A name over 255 bytes is what the OS reports as ENAMETOOLONG: the library's own check
+ * refuses it first, and must leave that same OS error, so a binding reports it as the
+ * OS call it replaces would (Python's OSError(ENAMETOOLONG)); other invalid names are the
+ * library's own rule and carry none. */
+static void too_long_names_carry_the_os_error(void **state)
+{
+    tst_env *env = *state;
+    char name[300];
+    nd_handle h = 0;
+    int64_t len = 0;
+    for (size_t n = 256; n <= 299; n += 43) {
+        long_name(name, n);
+        int32_t got[] = {
+            nd_open_input(env->dir, name, 0, &h),
+            nd_file_exists(env->dir, name),
+            nd_file_length(env->dir, name, &len),
+            nd_delete_file(env->dir, name),
+            nd_create_output(env->dir, name, ND_IO_OVERWRITE, &h),
+            nd_rename(env->dir, name, "fine"),
+            nd_rename(env->dir, "fine", name),
+            nd_fsync(env->dir, name),
+            nd_lock(env->dir, name, &h),
+        };
+        for (size_t i = 0; i < sizeof(got) / sizeof(got[0]); i++)
+            assert_int_equal(got[i], ND_E_INVALID_NAME);
+        /* each call in turn: the OS error is the one of that call */
+        assert_status(ND_E_INVALID_NAME, nd_file_length(env->dir, name, &len));
+        assert_int_equal(nd_last_os_error(), TST_NAME_TOO_LONG);
+        assert_message_contains("255");
+        assert_status(ND_E_INVALID_NAME, nd_rename(env->dir, "fine", name));
+        assert_int_equal(nd_last_os_error(), TST_NAME_TOO_LONG);
+    }
+    assert_status(ND_E_INVALID_NAME, nd_file_length(env->dir, "a/b", &len));
+    assert_int_equal(nd_last_os_error(), 0);
+}
+
 static void absolute_paths_are_refused(void **state)
 {
     tst_env *env = *state;
@@ -363,6 +406,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(bad_names_are_refused, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(too_long_names_carry_the_os_error, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(absolute_paths_are_refused, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(null_names_are_invalid_arguments, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(longest_name_is_accepted, tst_setup, tst_teardown),

@@ -138,13 +138,13 @@ static int32_t nd_file_exists_impl(nd_handle dir, const char *name)
     int32_t rc = dir_and_name(dir, name, &d);
     if (rc != ND_OK)
         return rc;
-    int is_file = 0;
+    int not_file = 0;
     int64_t len;
-    rc = nd__os_stat(d->os, name, &is_file, &len);
+    rc = nd__os_stat(d->os, name, &not_file, &len);
     nd__handle_put(dir);
     if (rc == ND_E_NOT_FOUND)
         return 0;
-    return rc == ND_OK ? is_file : rc;
+    return rc == ND_OK ? !not_file : rc;
 }
 
 static int32_t nd_file_length_impl(nd_handle dir, const char *name, int64_t *out_len)
@@ -155,12 +155,12 @@ static int32_t nd_file_length_impl(nd_handle dir, const char *name, int64_t *out
     int32_t rc = dir_and_name(dir, name, &d);
     if (rc != ND_OK)
         return rc;
-    int is_file = 0;
+    int not_file = 0;
     int64_t len = 0;
-    rc = nd__os_stat(d->os, name, &is_file, &len);
-    if (rc == ND_OK && !is_file)
-        rc = nd__fail(ND_E_ACCESS, "'%s' in '%s' is not a regular file", name,
-                      nd__os_dir_path(d->os));
+    rc = nd__os_stat(d->os, name, &not_file, &len);
+    if (rc == ND_OK && not_file)
+        rc = nd__fail_os(not_file, "'%s' in '%s' is not a regular file", name,
+                         nd__os_dir_path(d->os));
     nd__handle_put(dir);
     if (rc == ND_OK)
         *out_len = len;

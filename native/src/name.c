@@ -6,6 +6,13 @@
 #  define _POSIX_C_SOURCE 200809L /* strnlen; ISO C11 alone lacks it */
 #endif
 #include <string.h>
+#ifdef _WIN32
+#    include <winerror.h>
+#    define ND_NAME_TOO_LONG ERROR_FILENAME_EXCED_RANGE
+#else
+#    include <errno.h>
+#    define ND_NAME_TOO_LONG ENAMETOOLONG
+#endif
 
 #include "internal.h"
 
@@ -110,6 +117,10 @@ int32_t nd__check_name(const char *name)
         return nd__fail(ND_E_INVALID_ARGUMENT, "name is NULL");
     size_t len = strnlen(name, ND_NAME_MAX + 1);
     const char *why = why_not(name, len);
+    /* Too long is the one refusal the OS would make itself: leave its error (the status
+     * stays ND_E_INVALID_NAME), so bindings report it as the call they replace does. */
+    if (len > ND_NAME_MAX)
+        return nd__fail_os(ND_NAME_TOO_LONG, "invalid name '%.64s...': %s", name, why);
     if (why != NULL)
         return nd__fail(ND_E_INVALID_NAME, "invalid name '%.64s%s': %s", name,
                         len > 64 ? "..." : "", why);

@@ -51,9 +51,11 @@ const char *nd__os_dir_path(const nd_os_dir *dir); /* for messages */
 typedef int32_t (*nd_os_list_fn)(void *ctx, const char *name, size_t len);
 int32_t nd__os_dir_list(nd_os_dir *dir, nd_os_list_fn fn, void *ctx);
 
-/* Stat of `name` without following a symlink: *is_file is 1 for a regular
- * file; *len its length. ND_E_NOT_FOUND if missing. */
-int32_t nd__os_stat(nd_os_dir *dir, const char *name, int *is_file, int64_t *len);
+/* Stat of `name` without following a symlink: *not_file is 0 for a regular
+ * file, else the OS error an open of it as a file gives (EISDIR for a
+ * directory), so every call refusing it reports the same; *len its length.
+ * ND_E_NOT_FOUND if missing. */
+int32_t nd__os_stat(nd_os_dir *dir, const char *name, int *not_file, int64_t *len);
 int32_t nd__os_unlink(nd_os_dir *dir, const char *name);
 int32_t nd__os_rename(nd_os_dir *dir, const char *from, const char *to);
 int32_t nd__os_dir_sync(nd_os_dir *dir);

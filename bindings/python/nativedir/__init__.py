@@ -11,19 +11,21 @@ through a compiled cffi module, so native calls release the GIL):
 
 Errors are Python's own: FileNotFoundError, FileExistsError, PermissionError,
 IsADirectoryError, BlockingIOError (a held lock), ValueError (invalid names,
-arguments, closed objects), EOFError (a range past the end), and OSError with
-the errno and the library's message otherwise.
+arguments, closed objects; a name over 255 bytes raises NameTooLongError, both a
+ValueError and OSError(ENAMETOOLONG) as from os calls), EOFError (a range past
+the end), and OSError with the errno and the library's message otherwise.
 """
 from __future__ import annotations
 
 from ._directory import Directory, Lock, open
-from ._errors import status_name
+from ._errors import NameTooLongError, status_name
 from ._ffi import ffi as _ffi
 from ._ffi import lib as _lib
 from ._input import Input, Strategy
 from ._output import Output
 
-__all__ = ["Directory", "Input", "Output", "Lock", "Strategy", "open", "library_version",
+__all__ = ["Directory", "Input", "Output", "Lock", "Strategy", "NameTooLongError", "open",
+           "library_version",
            "abi_version", "status_name", "__version__"]
 
 def library_version() -> str:

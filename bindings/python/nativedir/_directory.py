@@ -87,7 +87,8 @@ class Directory(_Handle):
     """An open directory. Every name given to its methods is one file name in it.
 
     A name is one path component (str, or UTF-8 bytes): "", ".", "..", names
-    with a slash, over 255 bytes or not valid UTF-8 raise ValueError, and
+    with a slash, over 255 bytes or not valid UTF-8 raise ValueError (over
+    255 bytes: NameTooLongError, also an OSError(ENAMETOOLONG) as os raises), and
     nothing outside the directory is ever touched; symbolic links are never
     followed. Closing the directory leaves its open inputs, outputs and locks
     working until they are closed themselves.

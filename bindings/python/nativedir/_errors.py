@@ -7,6 +7,7 @@ which is also the thread cffi made the call on.
 from __future__ import annotations
 
 import errno
+import os
 import warnings
 from typing import Any
 
@@ -31,6 +32,18 @@ if hasattr(lib, "ND_E_BUSY"):
 _VALUE_ERRORS = frozenset((lib.ND_E_INVALID_ARGUMENT, lib.ND_E_INVALID_NAME, lib.ND_E_BAD_HANDLE))
 
 
+class NameTooLongError(OSError, ValueError):
+    """A file name over 255 bytes: OSError(ENAMETOOLONG), as os calls raise for it.
+
+    Also a ValueError, as every other invalid name (``io.UnsupportedOperation``
+    is both in the same way), so ``except ValueError`` keeps catching it.
+    """
+
+
+# the OS error the library leaves for a name over 255 bytes (ERROR_FILENAME_EXCED_RANGE on Windows)
+_NAME_TOO_LONG = 206 if os.name == "nt" else errno.ENAMETOOLONG
+
+
 def status_name(status: int) -> str:
     """The library's name of a status code, e.g. ``"ND_E_NOT_FOUND"``."""
     return ffi.string(lib.nd_status_name(status)).decode("ascii", "replace")
@@ -39,22 +52,29 @@ def status_name(status: int) -> str:
 def error(status: int) -> Exception:
     """The exception for a failed call's `status`, with this thread's last message.
 
-    ValueError: invalid names, arguments and handles; EOFError: a range past the
-    end; FileNotFoundError, FileExistsError, PermissionError (IsADirectoryError
-    for a directory), BlockingIOError (lock held); OSError(errno, message)
-    otherwise. Each carries ``nd_status`` (the code) and ``nd_status_name``.
+    ValueError: invalid names, arguments and handles (a name over 255 bytes:
+    NameTooLongError, an OSError(ENAMETOOLONG) too); EOFError: a range past the
+    end; FileNotFoundError (NotADirectoryError for ENOTDIR, as os), FileExistsError,
+    PermissionError (IsADirectoryError for a directory), BlockingIOError (lock
+    held); OSError(errno, message) otherwise. Each carries ``nd_status`` (the code) and ``nd_status_name``.
     """
     status = int(status)
     message = ffi.string(lib.nd_last_error_message()).decode("utf-8", errors="replace")
     os_error = int(lib.nd_last_os_error())
     exc: Exception
-    if status in _VALUE_ERRORS:
+    if status == lib.ND_E_INVALID_NAME and os_error == _NAME_TOO_LONG:
+        exc = NameTooLongError(errno.ENAMETOOLONG, message)
+    elif status in _VALUE_ERRORS:
         exc = ValueError(message)
     elif status == lib.ND_E_EOF:
         exc = EOFError(message)
     else:
         code = os_error or _DEFAULT_ERRNO.get(status, errno.EIO)
-        if status == lib.ND_E_NOT_FOUND:
+        if status == lib.ND_E_NOT_FOUND and os_error == errno.ENOTDIR:
+            # a directory where a file is asked for or the reverse (rename of a
+            # directory over a file): os raises NotADirectoryError for it
+            exc = NotADirectoryError(code, message)
+        elif status == lib.ND_E_NOT_FOUND:
             exc = FileNotFoundError(code, message)
         elif status == lib.ND_E_EXISTS:
             exc = FileExistsError(code, message)

@@ -142,14 +142,18 @@ int32_t nd__os_dir_list(nd_os_dir *dir, nd_os_list_fn fn, void *ctx)
     return rc;
 }
 
-int32_t nd__os_stat(nd_os_dir *dir, const char *name, int *is_file, int64_t *len)
+int32_t nd__os_stat(nd_os_dir *dir, const char *name, int *not_file, int64_t *len)
 {
     struct stat st;
     if (fstatat(dir->fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
         int e = errno;
         return nd__fail_os(e, "stat '%s' in '%s'", name, dir->path);
     }
-    *is_file = S_ISREG(st.st_mode);
+    /* as open_exact and the replace check in file.c refuse each kind */
+    *not_file = S_ISREG(st.st_mode)   ? 0
+                : S_ISDIR(st.st_mode) ? EISDIR
+                : S_ISLNK(st.st_mode) ? ELOOP
+                                      : EACCES;
     *len = (int64_t)st.st_size;
     return ND_OK;
 }

@@ -306,7 +306,7 @@ int32_t nd__os_dir_list(nd_os_dir *dir, nd_os_list_fn fn, void *ctx)
     return rc;
 }
 
-int32_t nd__os_stat(nd_os_dir *dir, const char *name, int *is_file, int64_t *len)
+int32_t nd__os_stat(nd_os_dir *dir, const char *name, int *not_file, int64_t *len)
 {
     DWORD e = 0;
     wchar_t *p = nd__win_child_path(dir, name, &e);
@@ -319,7 +319,8 @@ int32_t nd__os_stat(nd_os_dir *dir, const char *name, int *is_file, int64_t *len
     free(p);
     if (!ok)
         return nd__fail_os((int)e, "stat '%s' in '%s'", name, dir->path);
-    *is_file = is_plain_file(a.dwFileAttributes);
+    /* CreateFileW refuses to open a directory as a file with this error */
+    *not_file = is_plain_file(a.dwFileAttributes) ? 0 : (int)ERROR_ACCESS_DENIED;
     *len = (int64_t)(((uint64_t)a.nFileSizeHigh << 32) | a.nFileSizeLow);
     return ND_OK;
 }
