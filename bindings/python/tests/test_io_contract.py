@@ -27,6 +27,12 @@ Directory.list()      every entry, any order      regular files, sorted by UTF-8
                                                                                      symlinks are not index files
 length/fsync of a     getsize: inode size;        IsADirectoryError(EISDIR), as      a directory is not an index file;
 directory             fsync: syncs it             open() of it                       Directory.sync_dir syncs the folder
+length/read/fsync/    follows the link            PermissionError(ELOOP); exists()   documented: links are never followed
+overwrite of a        (dangling: ENOENT)          False, list() leaves it out;       (nothing outside the folder is
+symbolic link                                     delete/rename act on the link      touched); open(O_NOFOLLOW) gives ELOOP
+Input.readinto(ba)    the bytearray stays         a fully filled bytearray stays     documented (Input class notes): the
+then resizing it      resizable                   exported: BufferError until the    next read skips the buffer protocol;
+                                                  input reads into another buffer    release_buffer() lets it go
 name "a/b", ".."      a path                      ValueError, nothing touched        documented: one path component
 name > 255 bytes      OSError(ENAMETOOLONG)       NameTooLongError: OSError(         same errno as os; a ValueError
                                                   ENAMETOOLONG) and ValueError,      too, as every invalid name. Checked
@@ -168,8 +174,10 @@ def input_step(r: random.Random, length: int, pending: bool) -> Tuple[Any, ...]:
     if k < 0.36:
         kinds = READ_BUFFERS + WORSE_READ_BUFFERS + (BAD_READ_BUFFERS if pending else [])
         return ("readinto", r.choice(kinds), r.choice(sizes(length)))
-    if k < 0.40:
+    if k < 0.38:
         return ("readall",)
+    if k < 0.40:
+        return ("readinto_resize", r.choice(sizes(length)))
     if k < 0.46:
         return ("readline", r.choice([-1, None, 0, 1, 5, 100, 5000]))
     if k < 0.48:
@@ -228,6 +236,20 @@ def run_input_op(f: Any, op: Tuple[Any, ...], ours: bool) -> Callable[[], Any]:
         return readinto
     if name == "readall":
         return f.readall
+    if name == "readinto_resize":
+        def readinto_resize() -> Any:
+            b = bytearray(b"\xee" * op[1])
+            n = f.readinto(b)
+            try:
+                b.extend(b"+")  # what a caller may do with its own bytearray
+                resized = True
+            except BufferError:
+                resized = False
+                if ours:  # the documented way out
+                    f.release_buffer()
+                    b.extend(b"+")
+            return (n, bytes(b), resized)
+        return readinto_resize
     if name == "readline":
         return lambda: f.readline(op[1])
     if name == "readlines":
@@ -282,6 +304,10 @@ def run_input_op(f: Any, op: Tuple[Any, ...], ours: bool) -> Callable[[], Any]:
 
 def accepted_input(op: Tuple[Any, ...], model: Outcome, ours: Outcome, f: Any) -> bool:
     """True where the module's table of accepted differences explains model != ours."""
+    if op[0] == "readinto_resize" and model[0] == "ok" and ours[0] == "ok":
+        # documented (Input class notes): a fully filled bytearray stays exported
+        n, data, resized = model[1]
+        return n == op[1] and ours[1] == (n, data, False)  # "full" includes 0 of 0
     if op[:2] in (("query", "fileno"), ("query", "truncate")) and f.closed:
         return ours[:2] == ("raise", io.UnsupportedOperation)  # a ValueError too
     if op[:2] == ("query", "fileno"):
@@ -732,9 +758,10 @@ def test_buffered_writer_over_output_is_over_fileio(nd: nativedir.Directory, fol
 
 # Names the sweep draws from: plain, hidden, unicode (NFC and NFD spellings are two
 # names, as for os), the longest valid (255 bytes), too long (ENAMETOOLONG from os), and
-# "sub", a subdirectory made in both folders before the sweep.
+# "sub", a subdirectory made in both folders before the sweep, and two symbolic
+# links, "link" to "a" and "dangling" to a missing name.
 GOOD_NAMES = ["a", "b.bin", ".hidden", "Ünïcödé-名前", "U\u0308nicode", "sub", "x" * 255,
-              "\u00e9" * 127 + "z"]
+              "\u00e9" * 127 + "z", "link", "dangling"]
 LONG_NAMES = ["y" * 256, "\u00e9" * 128, "\u540d" * 86]  # 256, 256 and 258 bytes
 BAD_NAMES = ["a/b", "../escape", "..", ".", "", "sub/a", "/abs"]
 
@@ -853,6 +880,12 @@ def run_dir_op(side: Any, op: Tuple[Any, ...]) -> Callable[[], Any]:
     return lambda: getattr(side, op[0])(*op[1:])
 
 
+def follows_link(op: Tuple[Any, ...], links: List[str]) -> bool:
+    """Steps whose os call would follow a symbolic link (nativedir never does): not run on the model."""
+    return bool(links) and op[1] in links and (
+        op[0] in ("length", "read", "fsync") or (op[0] == "create" and op[2]))
+
+
 def accepted_dir(op: Tuple[Any, ...], model: Outcome, ours: Outcome, dirs: List[str]) -> bool:
     """The Directory rows of the module's table; `dirs`: the step's names that are directories."""
     names = op[1:3] if op[0] == "rename" else op[1:2]
@@ -873,6 +906,9 @@ def test_directory_is_the_os_calls(tmp_path: Path) -> None:
     mine, model_dir = tmp_path / "nd", tmp_path / "os"
     for f in (mine, model_dir):
         (f / "sub").mkdir(parents=True)
+        (f / "a").write_bytes(b"target")
+        os.symlink("a", f / "link")
+        os.symlink("missing", f / "dangling")
     model = OsModel(model_dir)
     compared = 0
     with nativedir.Directory(mine) as d:
@@ -885,12 +921,22 @@ def test_directory_is_the_os_calls(tmp_path: Path) -> None:
                 done.append(op)
                 dirs = [n for n in op[1:3] if isinstance(n, str) and n not in LONG_NAMES
                         and os.path.isdir(model_dir / n)]
+                links = [n for n in op[1:3] if isinstance(n, str) and n not in LONG_NAMES
+                         and os.path.islink(model_dir / n)]
+                if follows_link(op, links):
+                    # documented: a link is never followed; refused as open(O_NOFOLLOW) does
+                    o = outcome(run_dir_op(ours, op), ours)
+                    if o != ("raise", PermissionError, errno.ELOOP):
+                        fail(seed, "directory", done, ("no follow: PermissionError(ELOOP)",), o)
+                    compared += 1
+                    continue
                 m = outcome(run_dir_op(model, op), model)
                 o = outcome(run_dir_op(ours, op), ours)
                 compared += 1
                 if m != o and not accepted_dir(op, m, o, dirs):
                     fail(seed, "directory", done, m, o)
             assert os_regular_files(mine) == os_regular_files(model_dir) == d.list()
+            assert sorted(os.listdir(mine)) == sorted(os.listdir(model_dir))  # dirs, links
             for n in d.list():
                 assert (mine / n).read_bytes() == (model_dir / n).read_bytes(), n
     print(f"directory: {compared} steps compared")
