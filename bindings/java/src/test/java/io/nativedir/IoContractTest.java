@@ -44,6 +44,14 @@ import org.junit.rules.TemporaryFolder;
  *       AlreadyClosedException is one), where RAF/FileChannel/FileOutputStream throw IOException
  *       or ClosedChannelException, and FileOutputStream.flush (and a write of 0 bytes) does
  *       nothing. close is idempotent on both sides.
+ *   <li>NativeDirectory vs Files (NOFOLLOW_LINKS, CREATE_NEW, ATOMIC_MOVE): list() holds the
+ *       regular files sorted by UTF-8 bytes; a directory where a file is expected is refused
+ *       with AccessDeniedException (README's table) where Files throws FileSystemException or
+ *       IOException, and Files.size/Files.delete/force would act on it; a name over 255 bytes
+ *       throws IllegalArgumentException like every invalid name (Java's InvalidPathException is
+ *       one too), checked before the OS, where Files throws FileSystemException("File name too
+ *       long") and Files.isRegularFile answers false. A name with a separator, "." or ".."
+ *       throws IllegalArgumentException and nothing outside the folder changes.
  * </ul>
  *
  * <p>Pending (the {@code @Ignore}d test below shows it; the fix belongs in NativeInput.java,
@@ -620,5 +628,192 @@ public class IoContractTest {
     }
     System.err.println("IoContractTest: NativeOutput: " + compared + " steps compared");
     assertTrue(compared >= STEPS * 8 * 2);
+  }
+
+  // ---- NativeDirectory vs java.nio.file.Files ----
+
+  static final String[] GOOD_NAMES = {"a", "b.bin", ".hidden", "\u00dcn\u00efc\u00f6d\u00e9-\u540d\u524d",
+                                      "U\u0308nicode", "sub", "x".repeat(255), "\u00e9".repeat(127) + "z",
+                                      "\ud83d\ude00-astral"};
+  static final String[] LONG_NAMES = {"y".repeat(256), "\u00e9".repeat(128)};
+
+  static List<String> regularFiles(Path dir) throws IOException {
+    List<String> out = new ArrayList<>();
+    try (java.util.stream.Stream<Path> s = Files.list(dir)) {
+      s.filter(p -> Files.isRegularFile(p, java.nio.file.LinkOption.NOFOLLOW_LINKS))
+          .forEach(p -> out.add(p.getFileName().toString()));
+    }
+    // by UTF-8 bytes (String.compareTo orders UTF-16 units: astral names would differ)
+    out.sort((x, y) -> Arrays.compareUnsigned(x.getBytes(java.nio.charset.StandardCharsets.UTF_8),
+        y.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+    return out;
+  }
+
+  /** The Files calls a NativeDirectory stands for. */
+  static Object modelDir(Path dir, String op, String a, String b, boolean overwrite, byte[] data)
+      throws IOException {
+    Path pa = dir.resolve(a == null ? "." : a);
+    switch (op) {
+      case "create":
+        try (java.io.OutputStream o = overwrite ? Files.newOutputStream(pa)
+            : Files.newOutputStream(pa, java.nio.file.StandardOpenOption.CREATE_NEW,
+                java.nio.file.StandardOpenOption.WRITE)) {
+          o.write(data);
+        }
+        return "";
+      case "read":
+        return Files.readAllBytes(pa);
+      case "list":
+        return regularFiles(dir);
+      case "exists":
+        return Files.isRegularFile(pa, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+      case "length":
+        return Files.size(pa);
+      case "delete":
+        Files.delete(pa);
+        return "";
+      case "rename":
+        Files.move(pa, dir.resolve(b), java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        return "";
+      case "fsync":
+        try (FileChannel c = FileChannel.open(pa, java.nio.file.StandardOpenOption.READ)) {
+          c.force(true);
+        }
+        return "";
+      default:
+        throw new AssertionError(op);
+    }
+  }
+
+  static Object oursDir(NativeDirectory d, String op, String a, String b, boolean overwrite,
+      byte[] data) throws IOException {
+    switch (op) {
+      case "create":
+        try (NativeOutput o = overwrite ? d.createOutput(a, IOFlag.OVERWRITE) : d.createOutput(a)) {
+          o.write(data);
+        }
+        return "";
+      case "read":
+        try (NativeInput in = d.openInput(a)) {
+          byte[] all = new byte[(int) in.length()];
+          in.read(all);
+          return all;
+        }
+      case "list":
+        return Arrays.asList(d.list());
+      case "exists":
+        return d.exists(a);
+      case "length":
+        return d.length(a);
+      case "delete":
+        d.delete(a);
+        return "";
+      case "rename":
+        d.rename(a, b);
+        return "";
+      case "fsync":
+        d.fsync(a);
+        return "";
+      default:
+        throw new AssertionError(op);
+    }
+  }
+
+  @Test
+  public void nativeDirectoryIsTheFilesCalls() throws IOException {
+    Path mine = tmp.newFolder("nd").toPath();
+    Path model = tmp.newFolder("files").toPath();
+    Files.createDirectory(mine.resolve("sub"));
+    Files.createDirectory(model.resolve("sub"));
+    String[] ops = {"create", "create", "read", "list", "exists", "length", "delete", "rename",
+                    "rename", "fsync"};
+    int compared = 0;
+    try (NativeDirectory d = NativeDirectory.open(mine)) {
+      for (long seed = 0; seed < 6; seed++) {
+        Random r = new Random(seed);
+        List<String> done = new ArrayList<>();
+        for (int s = 0; s < STEPS; s++) {
+          String op = ops[r.nextInt(ops.length)];
+          String a = r.nextInt(12) == 0 ? LONG_NAMES[r.nextInt(LONG_NAMES.length)]
+                                        : GOOD_NAMES[r.nextInt(GOOD_NAMES.length)];
+          String b = GOOD_NAMES[r.nextInt(GOOD_NAMES.length)];
+          boolean overwrite = r.nextBoolean();
+          byte[] data = TestFiles.pattern(r.nextInt(3000), r.nextLong());
+          done.add(op + "(" + (a.length() > 20 ? a.substring(0, 8) + "...[" + a.length() + "]" : a)
+              + (op.equals("rename") ? ", " + b : "") + (op.equals("create") ? ", overwrite=" + overwrite : "") + ")");
+          boolean isLong = a.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 255;
+          boolean isDir = !isLong && Files.isDirectory(model.resolve(a))
+              || op.equals("rename") && Files.isDirectory(model.resolve(b));
+          String oo = outcome(() -> oursDir(d, op, a, b, overwrite, data));
+          compared++;
+          if (isDir && !isLong && (op.equals("delete") || op.equals("length") || op.equals("fsync"))) {
+            // a directory is not an index file: refused (Files.delete would remove an empty one,
+            // Files.size gives its inode size); the model is not run
+            check("directory", seed, done, "raise:" + java.nio.file.AccessDeniedException.class.getName(), oo);
+            continue;
+          }
+          String mo = outcome(() -> modelDir(model, op, a, b, overwrite, data));
+          if (isLong && !op.equals("list")) {
+            // names over 255 bytes: IllegalArgumentException, as for every invalid name (Java's
+            // own InvalidPathException is one too), checked before the OS; Files reports
+            // FileSystemException("File name too long") or, for a rename, NoSuchFileException first
+            // (Files.isRegularFile answers false for any failure)
+            assertTrue(done + ": " + mo, mo.startsWith("raise:java.nio.file.")
+                || op.equals("exists") && mo.equals("ok:false"));
+            check("directory", seed, done, "raise:java.lang.IllegalArgumentException", oo);
+            continue;
+          }
+          if (isDir && (mo.startsWith("raise:java.nio.file.") || mo.equals("raise:java.io.IOException"))
+              && !mo.equals(oo)) {
+            // a directory where a file is expected: AccessDeniedException (documented in the
+            // README's table) where Files throws FileSystemException or IOException ("Is a
+            // directory"), or for a rename NoSuchFileException (ENOTDIR); both refuse, so the
+            // folders stay equal
+            check("directory", seed, done, "refused", oo.startsWith("raise:java.nio.file.") ? "refused" : oo);
+            continue;
+          }
+          check("directory", seed, done, mo, oo);
+        }
+        assertEquals(regularFiles(model), Arrays.asList(d.list()));
+        assertEquals(regularFiles(model), regularFiles(mine));
+        for (String n : d.list()) {
+          assertArrayEquals(n, Files.readAllBytes(model.resolve(n)), Files.readAllBytes(mine.resolve(n)));
+        }
+      }
+    }
+    System.err.println("IoContractTest: NativeDirectory: " + compared + " steps compared");
+  }
+
+  @Test
+  public void nativeDirectoryNeverLeavesItsFolder() throws IOException {
+    Path outer = tmp.newFolder("outer").toPath();
+    Path inner = Files.createDirectories(outer.resolve("inner"));
+    Files.createDirectory(inner.resolve("sub"));
+    Files.write(inner.resolve("a"), new byte[] {1});
+    Files.write(inner.resolve("sub").resolve("a"), new byte[] {2});
+    Files.write(outer.resolve("escape"), new byte[] {3});
+    List<String> before;
+    try (java.util.stream.Stream<Path> s = Files.walk(outer)) {
+      before = s.map(Path::toString).sorted().collect(java.util.stream.Collectors.toList());
+    }
+    try (NativeDirectory d = NativeDirectory.open(inner)) {
+      for (String bad : new String[] {"a/b", "../escape", "..", ".", "", "sub/a", "/abs", "a\0b"}) {
+        for (String op : new String[] {"create", "read", "exists", "length", "delete", "rename", "fsync"}) {
+          for (boolean overwrite : new boolean[] {false, true}) {
+            String oo = outcome(() -> oursDir(d, op, bad, "a", overwrite, new byte[] {9}));
+            assertEquals(op + "(" + bad + ")", "raise:java.lang.IllegalArgumentException", oo);
+          }
+          String to = outcome(() -> oursDir(d, "rename", "a", bad, false, null));
+          assertEquals("rename(a, " + bad + ")", "raise:java.lang.IllegalArgumentException", to);
+        }
+      }
+    }
+    List<String> after;
+    try (java.util.stream.Stream<Path> s = Files.walk(outer)) {
+      after = s.map(Path::toString).sorted().collect(java.util.stream.Collectors.toList());
+    }
+    assertEquals(before, after);
+    assertArrayEquals(new byte[] {3}, Files.readAllBytes(outer.resolve("escape")));
+    assertArrayEquals(new byte[] {1}, Files.readAllBytes(inner.resolve("a")));
   }
 }
