@@ -21,6 +21,9 @@ seek(off, 3 or 4)     SEEK_DATA / SEEK_HOLE       not swept                     
                                                                                      whence 0, 1, 2 are the contract
 Output.seek/truncate  moves / cuts ("wb" FileIO)  io.UnsupportedOperation,           an Output is append-only (Lucene's
                                                   seekable() False                   IndexOutput, running CRC-32)
+Input.readinto(b)     TypeError                   BufferError                        documented (README: every API taking
+with b read-only or                                                                  a buffer); the buffer is untouched
+non-contiguous
 Output.readall()      OSError(EBADF)              io.UnsupportedOperation            the same error as read(): clearer,
                                                                                      and still an OSError
 Directory.list()      every entry, any order      regular files, sorted by UTF-8     documented: subdirectories and
@@ -43,13 +46,19 @@ argument type         (arguments parsed first)                                  
                                                                                      raises ValueError" wins
 ====================  ==========================  =================================  ======================================
 
-Pending (marked xfail(strict=True) below: the fix is a line in _input.py,
-which another change owns right now):
+Pending (each an xfail(strict=True) test below; the fixes are lines in
+_input.py, which another change owns right now; once applied set
+INPUT_FIXES_APPLIED and the sweep draws these steps too):
 
 * Input.seek to a negative position, or with whence not 0/1/2: FileIO raises
-  OSError(EINVAL); Input raises ValueError.
-* Input.readinto(bytes) or a read-only / non-contiguous buffer: FileIO raises
-  TypeError; Input raises BufferError (cffi's).
+  OSError(EINVAL); Input raises ValueError. (test_input.py expects ValueError:
+  an exception class that is both OSError(EINVAL) and ValueError, as
+  io.UnsupportedOperation is both, satisfies both; the sweep accepts any
+  OSError subclass with errno EINVAL.)
+* Input.read(1.5) / seek(1.5): FileIO raises TypeError; Input reads a byte
+  when 1.5 >= what is left, and seek(1000.5) sets tell() to 1000.5.
+* Input.writable() on a closed input: FileIO raises ValueError; Input answers
+  False (io.IOBase's default).
 * Input.write(...): FileIO raises io.UnsupportedOperation; Input raises
   NotImplementedError (io.RawIOBase's default).
 """
@@ -122,7 +131,7 @@ def file_bytes(n: int, seed: int) -> bytes:
 
 LENGTHS = [0, 1, 4097, 70_001]
 STEPS = 400  # per (length, configuration); see SWEEP_SIZE below
-# The three pending _input.py fixes (module notes): once applied, set this True
+# The pending _input.py fixes (module notes): once applied, set this True
 # (the sweep then generates those steps too) and delete the xfail marks below.
 INPUT_FIXES_APPLIED = False
 
@@ -155,7 +164,7 @@ def make_buffer(kind: str, size: int) -> Any:
 
 
 READ_BUFFERS = ["bytearray", "memoryview", "array_b", "array_i", "mv_slice", "mv_cast"]
-BAD_READ_BUFFERS = ["bytes", "readonly_mv", "noncontig"]  # pending: see the module notes
+BAD_READ_BUFFERS = ["bytes", "readonly_mv", "noncontig"]  # BufferError: see the module notes
 WORSE_READ_BUFFERS = ["str", "none"]  # TypeError from both
 
 
@@ -172,7 +181,7 @@ def input_step(r: random.Random, length: int, pending: bool) -> Tuple[Any, ...]:
     if k < 0.22:
         return ("read", r.choice(sizes(length) + [-1, -7, None]))
     if k < 0.36:
-        kinds = READ_BUFFERS + WORSE_READ_BUFFERS + (BAD_READ_BUFFERS if pending else [])
+        kinds = READ_BUFFERS + WORSE_READ_BUFFERS + BAD_READ_BUFFERS
         return ("readinto", r.choice(kinds), r.choice(sizes(length)))
     if k < 0.38:
         return ("readall",)
@@ -304,16 +313,26 @@ def run_input_op(f: Any, op: Tuple[Any, ...], ours: bool) -> Callable[[], Any]:
 
 def accepted_input(op: Tuple[Any, ...], model: Outcome, ours: Outcome, f: Any) -> bool:
     """True where the module's table of accepted differences explains model != ours."""
+    if op[0] == "readinto" and op[1] in BAD_READ_BUFFERS and not f.closed:
+        # documented (README): a read-only or non-contiguous buffer raises BufferError
+        return model[:2] == ("raise", TypeError) and ours[:2] == ("raise", BufferError)
     if op[0] == "readinto_resize" and model[0] == "ok" and ours[0] == "ok":
         # documented (Input class notes): a fully filled bytearray stays exported
         n, data, resized = model[1]
         return n == op[1] and ours[1] == (n, data, False)  # "full" includes 0 of 0
+    if model == ("raise", OSError, errno.EINVAL) and ours[0] == "raise" and \
+            issubclass(ours[1], OSError) and ours[2] == errno.EINVAL:
+        return True  # e.g. a class that is OSError(EINVAL) and ValueError (module notes)
+    if op[:2] == ("query", "seekable") and model == ("ok", False):
+        # CPython's FileIO caches seekable() from its first lseek: if that was an invalid
+        # seek (EINVAL), it answers False for good. A quirk of the model, not a contract
+        return ours == ("ok", True)
     if op[:2] in (("query", "fileno"), ("query", "truncate")) and f.closed:
         return ours[:2] == ("raise", io.UnsupportedOperation)  # a ValueError too
     if op[:2] == ("query", "fileno"):
         return ours[:2] == ("raise", io.UnsupportedOperation)
     if f.closed and model[:2] in (("raise", TypeError), ("raise", BufferError)) and (
-            op[0] == "bad_arg" or op[:2] in (("readinto", "str"), ("readinto", "none"))):
+            op[0] in ("bad_arg", "readinto")):
         return ours[:2] == ("raise", ValueError)  # closed is reported before the argument
     if not INPUT_FIXES_APPLIED and op[:2] == ("query", "writable") and f.closed:
         return ours == ("ok", False)  # pending: see test_pending_input_writable_after_close
@@ -478,7 +497,7 @@ def test_buffered_reader_over_input_is_over_fileio(nd: nativedir.Directory, fold
             try:
                 for _ in range(STEPS // 2):
                     op = buffered_step(r, length)
-                    if op[0] == "seek" and not ours.closed:
+                    if op[0] == "seek" and not ours.closed and not INPUT_FIXES_APPLIED:
                         base = {0: 0, 1: ours.tell(), 2: length}[op[2]]
                         if base + op[1] < 0:
                             continue  # raw's negative seek: pending, see the module notes
@@ -486,7 +505,7 @@ def test_buffered_reader_over_input_is_over_fileio(nd: nativedir.Directory, fold
                     m = outcome(run_buffered_op(model, op), model)
                     o = outcome(run_buffered_op(ours, op), ours)
                     compared += 1
-                    if m != o:
+                    if m != o and not accepted_input(op, m, o, ours):
                         fail(seed, f"BufferedReader({mode}, {bufsize})/len={length}", done, m, o)
             finally:
                 model.close()
@@ -503,29 +522,19 @@ def one_step(nd: nativedir.Directory, folder: Path, op: Tuple[Any, ...]) -> None
     with nd.open_input("p.bin") as inp, io.FileIO(folder / "p.bin", "rb") as model:
         m = outcome(run_input_op(model, op, False), model)
         o = outcome(run_input_op(inp, op, True), inp)
-        if m != o:
+        if m != o and not accepted_input(op, m, o, inp):
             fail(0, "pending", [op], m, o)
 
 
 @pytest.mark.xfail(strict=True, raises=Divergence, reason=(
     "_input.py Input.seek raises ValueError for a negative target or an unknown whence; "
-    "FileIO raises OSError(EINVAL). Fix: raise OSError(errno.EINVAL, ...) there"))
+    "FileIO raises OSError(EINVAL). Fix: raise an OSError(errno.EINVAL, ...) there (a class "
+    "that is also a ValueError keeps test_input.py's expectation)"))
 @pytest.mark.parametrize("op", [("seek", -1, 0), ("seek", -101, 1), ("seek", -1000, 2),
                                 ("seek", 0, 9)], ids=str)
 def test_pending_input_seek_negative_is_oserror_einval(nd: nativedir.Directory, folder: Path,
                                                        op: Tuple[Any, ...]) -> None:
     one_step(nd, folder, op)
-
-
-@pytest.mark.xfail(strict=True, raises=Divergence, reason=(
-    "_input.py Input._pin_buffer lets cffi's BufferError out for bytes, read-only or "
-    "non-contiguous buffers; FileIO.readinto raises TypeError. Fix: catch BufferError "
-    "around ffi.from_buffer and raise TypeError('readinto() argument must be read-write "
-    "bytes-like object')"))
-@pytest.mark.parametrize("kind", BAD_READ_BUFFERS)
-def test_pending_input_readinto_read_only_is_typeerror(nd: nativedir.Directory, folder: Path,
-                                                       kind: str) -> None:
-    one_step(nd, folder, ("readinto", kind, 8))
 
 
 @pytest.mark.xfail(strict=True, raises=Divergence, reason=(

