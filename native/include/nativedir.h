@@ -109,6 +109,8 @@ ND_EXTERN int32_t nd_last_os_error(void);
 /* Directories. A name is one path component: "", ".", "..", anything with  */
 /* '/' or '\\', over 255 bytes or invalid UTF-8 gets ND_E_INVALID_NAME (and   */
 /* on Windows also ':', reserved device names, trailing dots and spaces).    */
+/* Over 255 bytes also leaves the OS's own error for it in nd_last_os_error  */
+/* (ENAMETOOLONG; ERROR_FILENAME_EXCED_RANGE on Windows); the others none.   */
 /* Symbolic links inside the directory are never followed.                   */
 /* ------------------------------------------------------------------------ */
 
