@@ -170,8 +170,21 @@ namespace NativeDir.Lucene
             NativeDirectory? d = _lazy.Get(create: false);
             if (d == null) // as FileInfo.Length: a file in a missing folder is a missing file
                 throw new FileNotFoundException($"'{name}' does not exist: directory '{_lazy.Path}' does not exist", name);
-            return d.FileLength(name);
+            try
+            {
+                return d.FileLength(name);
+            }
+            catch (UnauthorizedAccessException e) when (IsFolder(name))
+            {
+                throw NotAFile(name, e);
+            }
         }
+
+        // FSDirectory asks File.Exists first: a folder's name is a missing file, not a denied one
+        private bool IsFolder(string name) => System.IO.Directory.Exists(Path.Combine(_lazy.Path, name));
+
+        private FileNotFoundException NotAFile(string name, Exception e) =>
+            new($"'{name}' in '{_lazy.Path}' is a folder, not a file", name, e);
 
         /// <inheritdoc/>
         public override void DeleteFile(string name)
@@ -179,7 +192,14 @@ namespace NativeDir.Lucene
             EnsureOpen();
             NativeDirectory d = _lazy.Get(create: false) ??
                 throw new FileNotFoundException($"Cannot delete '{name}': directory '{_lazy.Path}' does not exist", name);
-            d.DeleteFile(name);
+            try
+            {
+                d.DeleteFile(name);
+            }
+            catch (UnauthorizedAccessException e) when (IsFolder(name))
+            {
+                throw NotAFile(name, e);
+            }
             lock (_staleLock)
                 _stale.Remove(name);
         }
