@@ -19,13 +19,13 @@ namespace NativeDir.Lucene
         public NativeLockFactory(NativeDirectory dir)
         {
             ArgumentNullException.ThrowIfNull(dir);
-            _locks = new Locks(_ => dir, dir.Path, reopen: false);
+            _locks = new Locks(_ => dir, dir.Path, null);
         }
 
         /// <summary>Locks in a NativeFSDirectory's folder, created when a lock is obtained.</summary>
         internal NativeLockFactory(NativeFSDirectory.LazyNative dir)
         {
-            _locks = new Locks(dir.Get, dir.Path, reopen: true);
+            _locks = new Locks(dir.Get, dir.Path, dir);
         }
 
         /// <summary>
@@ -33,19 +33,21 @@ namespace NativeDir.Lucene
         /// Lucene: FSDirectory's factories take and release locks by path after the directory is
         /// disposed (an IndexWriter disposed after its directory releases its lock then). So when
         /// a NativeFSDirectory is disposed, a lock call opens a handle of its own for that call
-        /// (a held nd_lock does not need the directory handle it came from).
+        /// (a held nd_lock does not need the directory handle it came from). And when the folder
+        /// was removed under the directory, the lock goes to the folder now at the path, as
+        /// FSDirectory's factories (and the directory's outputs) do.
         /// </summary>
         private sealed class Locks
         {
             // the directory; with create false, null when its folder is missing
             private readonly Func<bool, NativeDirectory?> _dir;
-            private readonly bool _reopen;
+            private readonly NativeFSDirectory.LazyNative? _lazy; // null: the caller's own handle
 
-            internal Locks(Func<bool, NativeDirectory?> dir, string path, bool reopen)
+            internal Locks(Func<bool, NativeDirectory?> dir, string path, NativeFSDirectory.LazyNative? lazy)
             {
                 _dir = dir;
                 Path = path;
-                _reopen = reopen;
+                _lazy = lazy;
             }
 
             internal string Path { get; }
@@ -54,9 +56,18 @@ namespace NativeDir.Lucene
             {
                 try
                 {
-                    return use(_dir(create));
+                    NativeDirectory? d = _dir(create);
+                    try
+                    {
+                        return use(d);
+                    }
+                    catch (FileNotFoundException) when (_lazy != null && d != null)
+                    {
+                        // no lock file could be made: only in a folder removed under the handle
+                        return use(_lazy.Renew(d, create));
+                    }
                 }
-                catch (ObjectDisposedException) when (_reopen)
+                catch (ObjectDisposedException) when (_lazy != null)
                 {
                     NativeDirectory? own;
                     try
