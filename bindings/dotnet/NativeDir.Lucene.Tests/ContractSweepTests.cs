@@ -846,6 +846,7 @@ namespace NativeDir.Lucene.Tests
         [Fact]
         public void NativeFSDirectoryMatchesTheBuiltInKinds()
         {
+            var clock = System.Diagnostics.Stopwatch.StartNew();
             var kinds = Natives.Concat(BuiltIns).ToArray();
             var rows = new List<(Step Step, Dictionary<string, string> Outcomes, string Verdict, bool Bad)>();
             foreach (Step step in Script())
@@ -883,6 +884,7 @@ namespace NativeDir.Lucene.Tests
                 if (step.Accepted != null && verdict.Contains("ACCEPTED", StringComparison.Ordinal))
                     table.AppendLine($"       (accepted: {step.Accepted.Reason}; ours must match /{step.Accepted.Ours}/)");
             }
+            table.AppendLine($"({rows.Count * kinds.Length} outcomes in {clock.ElapsedMilliseconds} ms)");
             string text = table.ToString();
             _out.WriteLine(text);
             Console.Out.Write(text);
@@ -895,6 +897,367 @@ namespace NativeDir.Lucene.Tests
                 foreach (string n in Natives)
                     Assert.True(BuiltIns.Any(k => outcomes[k] == outcomes[n]) || Regex.IsMatch(outcomes[n], step.Accepted.Ours),
                         $"{step.Name} on {n}: {outcomes[n]} is neither a built-in's outcome nor the accepted /{step.Accepted.Ours}/");
+        }
+
+        // ---- what Lucene.NET's Store tests check beyond the table, on every kind side by side ----
+
+        public static TheoryData<string> AllKinds => new(Natives.Concat(BuiltIns));
+
+        private static FSDirectory Open(string kind, string path, out IOContext ctx)
+        {
+            using var probe = new Env(kind, Folder.Missing);
+            ctx = probe.Ctx;
+            return Make(kind, path);
+        }
+
+        private static byte Value(int i) => unchecked((byte)((i % 256) * (1 + i / 256)));
+
+        [Theory]
+        [MemberData(nameof(AllKinds))]
+        public void CopyBytesMixedWithByteReads(string kind)
+        {
+            // TestCopyBytes: a file written in odd-sized pieces, copied by a mix of single bytes
+            // and CopyBytes runs of random length, reads back byte for byte
+            using var t = new TestDir("copybytes");
+            using FSDirectory d = Open(kind, t.Path, out IOContext ctx);
+            var rnd = new Random(4242);
+            foreach (int size in new[] { 1, 4095, 70_001, 300_017 })
+            {
+                var piece = new byte[rnd.Next(1, 20_000)];
+                using (IndexOutput o = d.CreateOutput("test", ctx))
+                {
+                    int upto = 0;
+                    while (upto < size)
+                    {
+                        int n = Math.Min(piece.Length, size - upto);
+                        for (int k = 0; k < n; k++)
+                            piece[k] = Value(upto + k);
+                        o.WriteBytes(piece, 0, n);
+                        upto += n;
+                    }
+                    Assert.Equal(size, o.Position);
+                }
+                Assert.Equal(size, d.FileLength("test"));
+                using (IndexInput i = d.OpenInput("test", ctx))
+                using (IndexOutput o = d.CreateOutput("test2", ctx))
+                {
+                    int upto = 0;
+                    while (upto < size)
+                    {
+                        if (rnd.Next(2) == 0)
+                        {
+                            o.WriteByte(i.ReadByte());
+                            upto++;
+                        }
+                        else
+                        {
+                            int n = Math.Min(rnd.Next(1, piece.Length + 1), size - upto);
+                            o.CopyBytes(i, n);
+                            upto += n;
+                        }
+                    }
+                    Assert.Throws<EndOfStreamException>(() => o.CopyBytes(i, 1));
+                }
+                using (IndexInput i = d.OpenInput("test2", ctx))
+                {
+                    Assert.Equal(size, i.Length);
+                    int upto = 0;
+                    while (upto < size)
+                    {
+                        if (rnd.Next(2) == 0)
+                        {
+                            Assert.Equal(Value(upto), i.ReadByte());
+                            upto++;
+                        }
+                        else
+                        {
+                            int n = Math.Min(rnd.Next(1, piece.Length + 1), size - upto);
+                            i.ReadBytes(piece, 0, n);
+                            for (int k = 0; k < n; k++)
+                                Assert.True(Value(upto + k) == piece[k], $"{kind}: byte {upto + k} of {size}");
+                            upto += n;
+                        }
+                    }
+                }
+                d.DeleteFile("test");
+                d.DeleteFile("test2");
+            }
+            Assert.Empty(d.ListAll());
+        }
+
+        [Theory]
+        [MemberData(nameof(AllKinds))]
+        public void CopyBytesFromClonesOnThreads(string kind)
+        {
+            // TestCopyBytesWithThreads: clones of one input, each copied on its own thread after a
+            // shared header, give identical files
+            using var t = new TestDir("copythreads");
+            using FSDirectory d = Open(kind, t.Path, out IOContext ctx);
+            byte[] data = new byte[9_001];
+            new Random(17).NextBytes(data);
+            using (IndexOutput o = d.CreateOutput("data", ctx))
+                o.WriteBytes(data, data.Length);
+            using IndexInput input = d.OpenInput("data", ctx);
+            using (IndexOutput header = d.CreateOutput("header", ctx))
+                header.CopyBytes(input, 100);
+            var outputs = Enumerable.Range(0, 4).Select(n => d.CreateOutput("copy" + n, ctx)).ToArray();
+            var clones = outputs.Select(_ => (IndexInput)input.Clone()).ToArray();
+            var threads = outputs.Select((o, n) => new System.Threading.Thread(() =>
+            {
+                o.CopyBytes(clones[n], data.Length - 100);
+                o.Dispose();
+            })).ToArray();
+            foreach (var th in threads)
+                th.Start();
+            foreach (var th in threads)
+                th.Join();
+            for (int n = 0; n < outputs.Length; n++)
+            {
+                using IndexInput c = d.OpenInput("copy" + n, ctx);
+                Assert.Equal(data.Length - 100, c.Length);
+                Assert.True(data.AsSpan(100).SequenceEqual(ReadN(c, data.Length - 100)), $"{kind}: copy {n}");
+            }
+        }
+
+        [Theory]
+        [MemberData(nameof(AllKinds))]
+        public void RandomSeeksAndReadsInSlicesAndClones(string kind)
+        {
+            // TestMultiMMap's sliced seeking and random chunk sizes: any slice, any seek, any read
+            // length, across every buffer and chunk boundary, in a slice, a clone of it and a clone
+            // of that clone, gives the file's bytes and values
+            using var t = new TestDir("slices");
+            using FSDirectory d = Open(kind, t.Path, out IOContext ctx);
+            const int n = 200_003;
+            byte[] data = new byte[n];
+            new Random(31).NextBytes(data);
+            using (IndexOutput o = d.CreateOutput("_0.cfs", ctx))
+                o.WriteBytes(data, n);
+            var rnd = new Random(77);
+            using LuceneDirectory.IndexInputSlicer slicer = d.CreateSlicer("_0.cfs", ctx);
+            for (int round = 0; round < 40; round++)
+            {
+                int start = rnd.Next(n), len = rnd.Next(n - start + 1);
+                using IndexInput slice = slicer.OpenSlice("_0.fdt", start, len);
+                IndexInput clone = (IndexInput)slice.Clone(), cc = (IndexInput)clone.Clone();
+                foreach (IndexInput i in new[] { slice, clone, cc })
+                {
+                    Assert.Equal(len, i.Length);
+                    for (int k = 0; k < 8 && len > 0; k++)
+                    {
+                        int at = rnd.Next(len), m = rnd.Next(Math.Min(len - at, 20_000) + 1);
+                        i.Seek(at);
+                        switch (rnd.Next(4))
+                        {
+                            case 0:
+                                Assert.True(data.AsSpan(start + at, m).SequenceEqual(ReadN(i, m)), $"{kind}: [{at},+{m}) of [{start},+{len})");
+                                break;
+                            case 1:
+                                Assert.Equal(data[start + at], i.ReadByte());
+                                break;
+                            case 2 when len - at >= 8:
+                                Assert.Equal(System.Buffers.Binary.BinaryPrimitives.ReadInt64BigEndian(data.AsSpan(start + at)), i.ReadInt64());
+                                break;
+                            default:
+                                if (len - at >= 4)
+                                    Assert.Equal(System.Buffers.Binary.BinaryPrimitives.ReadInt32BigEndian(data.AsSpan(start + at)), i.ReadInt32());
+                                break;
+                        }
+                    }
+                    i.Seek(len);
+                    Assert.Throws<EndOfStreamException>(() => i.ReadByte());
+                }
+            }
+        }
+
+        [Theory]
+        [MemberData(nameof(AllKinds))]
+        public void FilesOneKindWritesEveryKindReads(string kind)
+        {
+            // TestDirectInstantiation: a file this kind writes (every value type, across buffer
+            // boundaries) reads the same through every other kind on the folder, with and without
+            // the input's buffer, and a delete through one kind is seen by all
+            using var t = new TestDir("interop");
+            using FSDirectory d = Open(kind, t.Path, out IOContext ctx);
+            var rnd = new Random(5);
+            byte[] big = new byte[rnd.Next(70_000, 256 * 1024)];
+            for (int k = 0; k < big.Length; k++)
+                big[k] = (byte)k;
+            using (IndexOutput o = d.CreateOutput("foo", ctx))
+            {
+                o.WriteByte(9);
+                o.WriteBytes(big, big.Length);
+                o.WriteVInt32(int.MaxValue);
+                o.WriteVInt64(long.MaxValue);
+                o.WriteInt32(-3);
+                o.WriteInt64(-4);
+                o.WriteString("ünïcode ✓");
+            }
+            long length = d.FileLength("foo");
+            foreach (string other in Natives.Concat(BuiltIns))
+            {
+                using FSDirectory d2 = Open(other, t.Path, out IOContext ctx2);
+                Assert.True(d2.FileExists("foo"), $"{kind} -> {other}");
+                Assert.Equal(length, d2.FileLength("foo"));
+                using IndexInput i = d2.OpenInput("foo", ctx2);
+                Assert.Equal(9, i.ReadByte());
+                var back = new byte[big.Length];
+                i.ReadBytes(back, 0, back.Length, true);
+                Assert.True(big.AsSpan().SequenceEqual(back), $"{kind} -> {other}: bytes (buffered)");
+                Assert.Equal(int.MaxValue, i.ReadVInt32());
+                Assert.Equal(long.MaxValue, i.ReadVInt64());
+                Assert.Equal(-3, i.ReadInt32());
+                Assert.Equal(-4L, i.ReadInt64());
+                Assert.Equal("ünïcode ✓", i.ReadString());
+                Assert.Equal(length, i.Position);
+                i.Seek(1);
+                Array.Clear(back);
+                i.ReadBytes(back, 0, back.Length, false);
+                Assert.True(big.AsSpan().SequenceEqual(back), $"{kind} -> {other}: bytes (unbuffered)");
+            }
+            using (FSDirectory d2 = Open(BuiltIns[rnd.Next(BuiltIns.Length)], t.Path, out _))
+                d2.DeleteFile("foo");
+            Assert.False(d.FileExists("foo"));
+            Assert.Throws<FileNotFoundException>(() => d.OpenInput("foo", ctx));
+        }
+
+        [Theory]
+        [MemberData(nameof(AllKinds))]
+        public void LocksOfOneNameExcludeEachOther(string kind)
+        {
+            // TestLockFactory.TestNativeFSLockFactory and its lock-file-exists case, through the
+            // directory's own factory
+            using var t = new TestDir("locks");
+            File.WriteAllBytes(Path.Combine(t.Path, "pre.lock"), Array.Empty<byte>());
+            using FSDirectory d = Open(kind, t.Path, out _);
+            Assert.Null(d.LockFactory.LockPrefix);
+            Lock l = d.MakeLock("commit"), l2 = d.MakeLock("commit");
+            Assert.True(l.Obtain());
+            Assert.False(l2.Obtain());
+            l.Dispose();
+            Assert.True(l2.Obtain());
+            l2.Dispose();
+            Assert.True(l.Obtain());
+            Assert.True(l.IsLocked());
+            Assert.True(l2.IsLocked());
+            l.Dispose();
+            Assert.False(l.IsLocked());
+            Assert.False(l2.IsLocked());
+            // a lock file already there (left by a crashed writer) is no lock
+            Lock pre = d.MakeLock("pre.lock");
+            Assert.True(pre.Obtain());
+            pre.Dispose();
+            Assert.False(pre.IsLocked());
+            // Obtain with a timeout on a held lock gives up with LockObtainFailedException
+            using Lock held = d.MakeLock("write.lock");
+            Assert.True(held.Obtain());
+            using FSDirectory d2 = Open(kind, t.Path, out _);
+            Assert.Throws<LockObtainFailedException>(() => d2.MakeLock("write.lock").Obtain(30));
+        }
+
+        [Theory]
+        [MemberData(nameof(AllKinds))]
+        public void LockFactoryElsewhereGetsAPrefix(string kind)
+        {
+            // TestLockFactory.TestNativeFSLockFactoryPrefix: locks kept in another folder are
+            // prefixed with the directory's lock ID; locks in the index folder are not
+            using var t = new TestDir("prefix");
+            string index = t.Sub("index"), locks = t.Sub("locks");
+            var here = new NativeFSLockFactory(new DirectoryInfo(index));
+            var there = new NativeFSLockFactory(new DirectoryInfo(locks));
+            using FSDirectory d1 = kind.StartsWith("NativeFS", StringComparison.Ordinal) ? new NativeFSDirectory(index, here) : Make(kind, index);
+            if (!kind.StartsWith("NativeFS", StringComparison.Ordinal))
+                d1.SetLockFactory(here);
+            using FSDirectory d2 = kind.StartsWith("NativeFS", StringComparison.Ordinal) ? new NativeFSDirectory(index, there) : Make(kind, index);
+            if (!kind.StartsWith("NativeFS", StringComparison.Ordinal))
+                d2.SetLockFactory(there);
+            Assert.Null(d1.LockFactory.LockPrefix);
+            Assert.Equal(d2.GetLockID(), d2.LockFactory.LockPrefix);
+        }
+
+        [Theory]
+        [MemberData(nameof(AllKinds))]
+        public void DisposedDirectoryIsDetectedAfterLocking(string kind)
+        {
+            // TestDirectory.TestDetectClose, with a lock held across the Dispose (as an IndexWriter
+            // disposed after its directory holds write.lock): the directory refuses work, the lock
+            // still releases, and the next directory on the folder gets it
+            using var t = new TestDir("closedlock");
+            FSDirectory d = Open(kind, t.Path, out IOContext ctx);
+            Lock l = d.MakeLock("write.lock");
+            Assert.True(l.Obtain());
+            d.Dispose();
+            Assert.Throws<ObjectDisposedException>(() => d.CreateOutput("test", ctx));
+            Assert.Throws<ObjectDisposedException>(() => d.ListAll());
+            Assert.True(l.IsLocked());
+            l.Dispose();
+            d.Dispose(); // twice: nothing (TestDoubleDispose)
+            using FSDirectory again = Open(kind, t.Path, out _);
+            using Lock l2 = again.MakeLock("write.lock");
+            Assert.True(l2.Obtain());
+        }
+
+        [Theory]
+        [MemberData(nameof(AllKinds))]
+        public void CreatingAndListingOnTwoThreads(string kind)
+        {
+            // TestDirectory.TestThreadSafety: one thread creates files while another lists and
+            // opens them; a file may vanish between the two only as FileNotFoundException or
+            // DirectoryNotFoundException (what Lucene.NET catches as NoSuchFile), never another error
+            using var t = new TestDir("threads");
+            using FSDirectory d = Open(kind, t.Path, out IOContext ctx);
+            Exception failed = null;
+            var writer = new System.Threading.Thread(() =>
+            {
+                try
+                {
+                    for (int k = 0; k < 200; k++)
+                    {
+                        using (d.CreateOutput("t" + k, ctx)) { }
+                        Assert.True(d.FileExists("t" + k));
+                        if (k % 3 == 0)
+                            d.DeleteFile("t" + k);
+                    }
+                }
+                catch (Exception e)
+                {
+                    failed ??= e;
+                }
+            });
+            writer.Start();
+            while (writer.IsAlive)
+            {
+                foreach (string f in d.ListAll())
+                {
+                    try
+                    {
+                        using IndexInput i = d.OpenInput(f, ctx);
+                    }
+                    catch (Exception e) when (e is FileNotFoundException || e is DirectoryNotFoundException)
+                    {
+                    }
+                }
+            }
+            writer.Join();
+            Assert.Null(failed);
+            Assert.Equal(133, d.ListAll().Length);
+        }
+
+        [Theory]
+        [MemberData(nameof(AllKinds))]
+        public void CopyingADirectoryLeavesItsSubfoldersOut(string kind)
+        {
+            // TestDirectory.TestCopySubdir and TestFsyncDoesntCreateNewFiles
+            using var t = new TestDir("copysub");
+            t.Sub("subdir");
+            using FSDirectory d = Open(kind, t.Path, out IOContext ctx);
+            using (var ram = new RAMDirectory(d, ctx))
+                Assert.Empty(ram.ListAll());
+            using (IndexOutput o = d.CreateOutput("afile", ctx))
+                o.WriteString("boo");
+            File.Delete(Path.Combine(t.Path, "afile"));
+            Assert.Empty(d.ListAll());
+            Assert.Empty(d.ListAll());
         }
     }
 }
