@@ -143,9 +143,11 @@ namespace NativeDir.Lucene
             {
                 if (!ReferenceEquals(Volatile.Read(ref _dir), d) || !System.IO.Directory.Exists(_path))
                     return true;
+                // present at the path and still absent through the handle, asked after the path
+                // (a file another thread creates meanwhile is not taken for a removed folder)
                 return name != null
-                    ? File.Exists(System.IO.Path.Combine(_path, name))
-                    : System.IO.Directory.EnumerateFiles(_path).Any();
+                    ? File.Exists(System.IO.Path.Combine(_path, name)) && !d.FileExists(name)
+                    : System.IO.Directory.EnumerateFiles(_path).Any() && d.ListAll().Length == 0;
             }
 
             /// <summary>A handle on the folder now at the path, in place of <paramref name="stale"/>
