@@ -1,6 +1,7 @@
 using System;
 using System.Collections.Generic;
 using System.IO;
+using System.Linq;
 using System.Threading;
 using Lucene.Net.Store;
 using LuceneDirectory = Lucene.Net.Store.Directory;
@@ -91,6 +92,9 @@ namespace NativeDir.Lucene
             private readonly object _gate = new();
             private NativeDirectory? _dir;
             private bool _disposed;
+            // handles of folders removed under the directory; other threads may still be inside
+            // a call on one, so they are closed with the directory, not when replaced
+            private readonly List<NativeDirectory> _retired = new();
 
             internal LazyNative(DirectoryInfo path) => _path = path.FullName;
 
@@ -123,7 +127,43 @@ namespace NativeDir.Lucene
             }
 
             internal NativeDirectory Existing() =>
-                Get(create: false) ?? throw new DirectoryNotFoundException($"directory '{_path}' does not exist");
+                Get(create: false) ?? throw Missing();
+
+            internal DirectoryNotFoundException Missing() => new($"directory '{_path}' does not exist");
+
+            /// <summary>
+            /// Whether the folder at the path is no longer the one <paramref name="d"/> has open. An
+            /// FSDirectory names its files by path, so when its folder is removed (and perhaps made
+            /// again) it sees the folder now at the path; a handle stays on the removed one. A
+            /// removed folder is empty, so only an answer of "absent" can come from one: callers
+            /// ask this then, with the <paramref name="name"/> they found absent (null: the handle
+            /// listed nothing), so the check costs nothing on the paths that find files.
+            /// </summary>
+            internal bool IsStale(NativeDirectory d, string? name)
+            {
+                if (!ReferenceEquals(Volatile.Read(ref _dir), d) || !System.IO.Directory.Exists(_path))
+                    return true;
+                // present at the path and still absent through the handle, asked after the path
+                // (a file another thread creates meanwhile is not taken for a removed folder)
+                return name != null
+                    ? File.Exists(System.IO.Path.Combine(_path, name)) && !d.FileExists(name)
+                    : System.IO.Directory.EnumerateFiles(_path).Any() && d.ListAll().Length == 0;
+            }
+
+            /// <summary>A handle on the folder now at the path, in place of <paramref name="stale"/>
+            /// (null: no folder there and <paramref name="create"/> false).</summary>
+            internal NativeDirectory? Renew(NativeDirectory stale, bool create)
+            {
+                lock (_gate)
+                {
+                    if (ReferenceEquals(_dir, stale))
+                    {
+                        _retired.Add(stale);
+                        Volatile.Write(ref _dir, null);
+                    }
+                }
+                return Get(create);
+            }
 
             public void Dispose()
             {
@@ -131,6 +171,9 @@ namespace NativeDir.Lucene
                 {
                     _disposed = true;
                     _dir?.Dispose();
+                    foreach (NativeDirectory d in _retired)
+                        d.Dispose();
+                    _retired.Clear();
                 }
             }
         }
@@ -146,7 +189,11 @@ namespace NativeDir.Lucene
         public override string[] ListAll()
         {
             EnsureOpen();
-            return _lazy.Existing().ListAll();
+            NativeDirectory d = _lazy.Existing();
+            string[] names = d.ListAll();
+            if (names.Length == 0 && _lazy.IsStale(d, null))
+                names = (_lazy.Renew(d, create: false) ?? throw _lazy.Missing()).ListAll();
+            return names;
         }
 
         /// <inheritdoc/>
@@ -154,13 +201,16 @@ namespace NativeDir.Lucene
         public override bool FileExists(string name)
         {
             EnsureOpen();
+            ArgumentNullException.ThrowIfNull(name);
             NativeDirectory? d = _lazy.Get(create: false);
             if (d == null)
-            {
-                ArgumentNullException.ThrowIfNull(name);
                 return false;
-            }
-            return d.FileExists(name);
+            if (d.FileExists(name))
+                return true;
+            if (!_lazy.IsStale(d, name))
+                return false;
+            d = _lazy.Renew(d, create: false);
+            return d != null && d.FileExists(name);
         }
 
         /// <inheritdoc/>
@@ -168,18 +218,57 @@ namespace NativeDir.Lucene
         {
             EnsureOpen();
             NativeDirectory? d = _lazy.Get(create: false);
-            if (d == null) // as FileInfo.Length: a file in a missing folder is a missing file
-                throw new FileNotFoundException($"'{name}' does not exist: directory '{_lazy.Path}' does not exist", name);
-            return d.FileLength(name);
+            try
+            {
+                try
+                {
+                    if (d != null)
+                        return d.FileLength(name);
+                }
+                catch (FileNotFoundException) when (_lazy.IsStale(d!, name))
+                {
+                    d = _lazy.Renew(d!, create: false);
+                    if (d != null)
+                        return d.FileLength(name);
+                }
+            }
+            catch (UnauthorizedAccessException e) when (IsFolder(name))
+            {
+                throw NotAFile(name, e);
+            }
+            // as FileInfo.Length: a file in a missing folder is a missing file
+            throw new FileNotFoundException($"'{name}' does not exist: directory '{_lazy.Path}' does not exist", name);
         }
+
+        // FSDirectory asks File.Exists first: a folder's name is a missing file, not a denied one
+        private bool IsFolder(string name) => System.IO.Directory.Exists(Path.Combine(_lazy.Path, name));
+
+        private FileNotFoundException NotAFile(string name, Exception e) =>
+            new($"'{name}' in '{_lazy.Path}' is a folder, not a file", name, e);
 
         /// <inheritdoc/>
         public override void DeleteFile(string name)
         {
             EnsureOpen();
-            NativeDirectory d = _lazy.Get(create: false) ??
+            NativeDirectory? d = _lazy.Get(create: false);
+            try
+            {
+                try
+                {
+                    d?.DeleteFile(name);
+                }
+                catch (FileNotFoundException) when (_lazy.IsStale(d!, name))
+                {
+                    d = _lazy.Renew(d!, create: false);
+                    d?.DeleteFile(name);
+                }
+            }
+            catch (UnauthorizedAccessException e) when (IsFolder(name))
+            {
+                throw NotAFile(name, e);
+            }
+            if (d == null)
                 throw new FileNotFoundException($"Cannot delete '{name}': directory '{_lazy.Path}' does not exist", name);
-            d.DeleteFile(name);
             lock (_staleLock)
                 _stale.Remove(name);
         }
@@ -197,7 +286,16 @@ namespace NativeDir.Lucene
         private SharedFile Open(string name, IOContext context)
         {
             IoOptions flags = _policy.ForInput(name, context);
-            NativeInput input = _lazy.Existing().OpenInput(name, flags);
+            NativeDirectory d = _lazy.Existing();
+            NativeInput input;
+            try
+            {
+                input = d.OpenInput(name, flags);
+            }
+            catch (FileNotFoundException) when (_lazy.IsStale(d, name))
+            {
+                input = (_lazy.Renew(d, create: false) ?? throw _lazy.Missing()).OpenInput(name, flags);
+            }
             try
             {
                 return new SharedFile(input, (flags & IoOptions.Mapped) != 0);
@@ -268,7 +366,17 @@ namespace NativeDir.Lucene
             NativeOutput o;
             try
             {
-                o = native.CreateOutput(name, flags);
+                try
+                {
+                    o = native.CreateOutput(name, flags);
+                }
+                catch (FileNotFoundException)
+                {
+                    // creating a file gets "not found" only in a folder removed under the handle:
+                    // like EnsureCanWrite, make the folder at the path and write there
+                    native = _lazy.Renew(native, create: true)!;
+                    o = native.CreateOutput(name, flags);
+                }
             }
             catch (NativeDirException e) when (e.StatusName == "ND_E_EXISTS")
             {

@@ -74,7 +74,13 @@ namespace NativeDir.Lucene
             if (_file.Closed || (_owner && _disposed))
                 throw Closed();
             if ((ulong)pos > (ulong)_length)
+            {
+                // as MMapDirectory's inputs: a negative position is a bad argument, one past the
+                // end is the end of the stream (Lucene catches the two differently)
+                if (pos < 0)
+                    throw new ArgumentOutOfRangeException(nameof(pos), $"seek to {pos} in {this}: negative position");
                 throw new EndOfStreamException($"seek to {pos} past the end of {this} ({_length} bytes)");
+            }
             if (_win != null && pos >= _winStart && pos <= _winStart + (_end - _win))
             {
                 _cur = _win + (pos - _winStart);
@@ -108,6 +114,7 @@ namespace NativeDir.Lucene
         /// <inheritdoc/>
         public override void ReadBytes(byte[] b, int offset, int len)
         {
+            ArgumentNullException.ThrowIfNull(b); // as MMapDirectory's inputs, not a NullReferenceException
             if ((uint)offset > (uint)b.Length || (uint)len > (uint)(b.Length - offset))
                 throw new ArgumentOutOfRangeException(nameof(len), $"[{offset}, {offset}+{len}) is outside the array ({b.Length})");
             Span<byte> dst = b.AsSpan(offset, len);
@@ -320,8 +327,13 @@ namespace NativeDir.Lucene
         /// <summary>A slice of this input; an owner of the file until disposed.</summary>
         internal NativeIndexInput Slice(string description, long offset, long length)
         {
-            if (offset < 0 || length < 0 || offset > _length - length)
-                throw new ArgumentOutOfRangeException(nameof(offset), $"slice [{offset}, {offset}+{length}) is outside {this} ({_length} bytes)");
+            // the exception types of MMapDirectory's slices: a negative bound is out of range, a
+            // slice past the end a bad argument
+            if (offset < 0 || length < 0)
+                throw new ArgumentOutOfRangeException(offset < 0 ? nameof(offset) : nameof(length),
+                    $"slice [{offset}, {offset}+{length}) of {this}: negative {(offset < 0 ? "offset" : "length")}");
+            if (offset > _length - length)
+                throw new ArgumentException($"slice [{offset}, {offset}+{length}) is past the end of {this} ({_length} bytes)", nameof(length));
             _file.AddOwner();
             return new NativeIndexInput(description, _file, _offset + offset, length, _bufferSize, owner: true);
         }

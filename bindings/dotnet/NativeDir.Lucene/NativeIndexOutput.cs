@@ -20,6 +20,7 @@ namespace NativeDir.Lucene
         private long _flushed; // bytes before _buf[0]: handed to the native output
         private long _end;     // the furthest byte written before the last Seek
         private bool _disposed;
+        private long _finalChecksum; // the checksum of every byte, kept at Dispose
 
         internal NativeIndexOutput(NativeFSDirectory dir, NativeOutput output, int bufferSize)
         {
@@ -78,7 +79,9 @@ namespace NativeDir.Lucene
             _n = src.Length;
         }
 
-        private byte[] Buffer() => _buf ?? throw new ObjectDisposedException(Name, $"the output '{Name}' is closed");
+        private byte[] Buffer() => _buf ?? throw Closed();
+
+        private ObjectDisposedException Closed() => new(Name, $"the output '{Name}' is closed");
 
         private void FlushBuffer()
         {
@@ -106,17 +109,24 @@ namespace NativeDir.Lucene
         }
 
         /// <inheritdoc/>
-        public override long Position => _flushed + _n;
+        /// <exception cref="ObjectDisposedException">The output is disposed, as FSDirectory's
+        /// outputs throw (their file stream has no position once closed).</exception>
+        public override long Position => _buf != null ? _flushed + _n : throw Closed();
 
         /// <summary>The file's length: the furthest byte written (after a <see cref="Seek"/>
         /// back, more than <see cref="Position"/>), as FSDirectory's outputs report it.</summary>
+        /// <exception cref="ObjectDisposedException">The output is disposed.</exception>
         public override long Length => Math.Max(_end, Position);
 
         /// <inheritdoc/>
+        /// <remarks>Still answers once the output is disposed (the checksum of every byte written),
+        /// as FSDirectory's outputs do.</remarks>
         public override long Checksum
         {
             get
             {
+                if (_disposed)
+                    return _finalChecksum;
                 FlushBuffer();
                 return _out.Checksum;
             }
@@ -129,9 +139,13 @@ namespace NativeDir.Lucene
         /// <see cref="Checksum"/> goes on covering every byte written, in the order written.
         /// (Lucene 3.x's term dictionary writer rewrites its header this way.)
         /// </summary>
+        /// <exception cref="System.IO.IOException">A negative <paramref name="pos"/>, as FSDirectory's
+        /// outputs throw (a file stream's seek before the start).</exception>
         [Obsolete("(4.1) this method will be removed in Lucene 5.0")]
         public override void Seek(long pos)
         {
+            if (pos < 0)
+                throw new System.IO.IOException($"seek to {pos} in '{Name}': before the start of the file");
             FlushBuffer();
             long at = Position;
             _out.Seek(pos);
@@ -166,6 +180,7 @@ namespace NativeDir.Lucene
                         _n = 0;
                         Native(buf.AsSpan(0, n));
                     }
+                    _finalChecksum = _out.Checksum;
                 }
                 finally
                 {
