@@ -350,10 +350,11 @@ ND_EXTERN int64_t nd_input_buffer_size(nd_handle input);
  * the rest once it is at least the buffer size, capped at 64 KiB; a mapped
  * input copies from the mapping) and moves the handle's cursor to pos + len.
  * Returns the count of bytes readable at pos + len without another call
- * (the buffer's rest, or the mapping's), with their address in *out_window,
+ * (the mapping's rest, or the buffer's, refilled when a read through it, or
+ * one of 0 bytes, ended at its end), with their address in *out_window,
  * which is pinned as a window of nd_input_window is; 0 (and NULL) when none
- * is at hand (the end, a read straight into `dst`, or out_window NULL, which
- * takes no window). A window from an earlier call may now hold other bytes:
+ * is at hand (the end, a read straight into `dst` that left the buffer
+ * elsewhere, or out_window NULL, which takes no window). A window from an earlier call may now hold other bytes:
  * use only the one returned. ND_E_EOF when pos + len passes the end and
  * ND_E_INVALID_ARGUMENT for a negative pos or len, with nothing read or
  * moved. On a closed handle it releases the pin, as nd_input_window does.

@@ -617,6 +617,12 @@ static int32_t nd_read_byte_buffered_impl(nd_handle input)
  * byte. The same size whether or not the buffer exists yet (a small first
  * read allocates it); above 64 KiB one system call per read already costs
  * little. Mappings need no buffer. */
+static size_t bypass_size(const nd_input *in)
+{
+    size_t cap = buffer_cap(in);
+    return cap < BYPASS_MAX ? cap : BYPASS_MAX;
+}
+
 static ND_HOT int32_t cursor_read(nd_input *in, int64_t pos, void *dst, int64_t len)
 {
     int32_t rc = read_check(in, pos, dst, len);
@@ -624,9 +630,7 @@ static ND_HOT int32_t cursor_read(nd_input *in, int64_t pos, void *dst, int64_t 
     uint8_t *out = dst;
     int64_t at = in->start + pos, left = rc == ND_OK ? len : 0;
     if (f->strategy != ND_STRATEGY_MAPPED) {
-        size_t big = buffer_cap(in);
-        if (big > BYPASS_MAX)
-            big = BYPASS_MAX;
+        size_t big = bypass_size(in);
         while (left > 0 && rc == ND_OK) {
             int held = in->buf_len > 0 && at >= in->buf_start &&
                        at < in->buf_start + (int64_t)in->buf_len;
@@ -689,11 +693,16 @@ static ND_HOT int64_t nd_input_read_from_impl(nd_handle input, int64_t pos, void
             } else if (in->file->strategy == ND_STRATEGY_MAPPED) {
                 *out_window = in->file->map + at;
                 result = end - at;
-            } else if (in->buf_len > 0 && at >= in->buf_start &&
-                       at < in->buf_start + (int64_t)in->buf_len) {
-                int64_t stop = in->buf_start + (int64_t)in->buf_len;
-                *out_window = in->buf + (at - in->buf_start);
-                result = (stop < end ? stop : end) - at;
+            } else if ((in->buf_len > 0 && at >= in->buf_start &&
+                        at < in->buf_start + (int64_t)in->buf_len) ||
+                       (uint64_t)len < bypass_size(in)) {
+                /* the buffer's rest, refilled if a read through it ended at its end (a
+                 * read straight into dst leaves none: the reader may be skipping) */
+                size_t avail;
+                if (buffer_fill(in, at, &avail) == ND_OK) { /* else: the next call says why */
+                    *out_window = in->buf + (at - in->buf_start);
+                    result = (int64_t)avail;
+                }
             }
         }
         cursor_leave(in);
