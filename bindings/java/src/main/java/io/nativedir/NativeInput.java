@@ -64,8 +64,6 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
   private long winStart;
   // Buffered inputs: a window call was made, so close leaves a pinned window (see close)
   private volatile boolean windowed;
-  // Cursor reads at least min(bufferSize, this) long skip the window (nd_read_buffered's rule)
-  private static final int MAX_BYPASS = 64 * 1024;
   private static final Cleaner CLEANER = Cleaner.create();
 
   NativeInput(long handle, String name, long length, int bufferSize, Mapping mapping,
@@ -345,13 +343,27 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
       winStart = p;
       return;
     }
-    long h = cursorHandle();
-    win = EMPTY; // a failed call leaves nothing stale behind: the old window is released by it
-    winStart = p;
-    windowed = true; // before the call: close reads it after its nd_close
     // nd_input_window releases this handle's previous window and pins the new one; on a handle
     // closed by another thread it throws IllegalStateException (ND_E_BAD_HANDLE) and releases it
-    win = nativedir.nd_input_window(h, p);
+    win = nativedir.nd_input_window(beforeCall(p), p);
+  }
+
+  /**
+   * What a window call needs first: a failed call leaves nothing stale behind (the old window is
+   * released by it, and the library may refill the buffer under it) and the cursor at p.
+   */
+  private long beforeCall(long p) {
+    long h = cursorHandle();
+    win = EMPTY;
+    winStart = p;
+    windowed = true; // before the call: close reads it after its nd_close
+    return h;
+  }
+
+  /** After nd_input_read_from's read of [p, end): the window it returned (null: none). */
+  private void after(long end, ByteBuffer w) {
+    win = w != null ? w : EMPTY;
+    winStart = end;
   }
 
   /**
@@ -381,31 +393,22 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
   /** Reads exactly {@code len} bytes at the cursor; on EOFException the cursor does not move. */
   public void read(byte[] dst, int off, int len) throws IOException {
     Objects.checkFromIndexSize(off, len, dst.length);
-    long h = cursorHandle();
-    long p = winStart + win.position();
-    checkRange(p, len);
+    cursorHandle();
+    ByteBuffer w = win;
+    if (len <= w.remaining()) {
+      w.get(dst, off, len);
+      return;
+    }
+    long p = winStart + w.position();
     if (mapping != null) {
+      checkRange(p, len);
       copyMapped(p, dst, off, len);
       moveTo(p + len);
       return;
     }
-    int done = Math.min(len, win.remaining());
-    win.get(dst, off, done);
-    if (len - done >= bypass()) {
-      nativedir.nd_read_into_array(h, p + done, dst, off + done, len - done); // big: no window
-      moveTo(p + len);
-      return;
-    }
-    while (done < len) {
-      load(p + done);
-      int n = Math.min(len - done, win.remaining());
-      win.get(dst, off + done, n);
-      done += n;
-    }
-  }
-
-  private int bypass() {
-    return Math.min(bufferSize, MAX_BYPASS);
+    // the rest of the read is the library's (nd_input_read_from: what the buffer holds, refills
+    // or one read straight into dst, the range check), and the window after it
+    after(p + len, nativedir.nd_input_read_into_array(beforeCall(p), p, dst, off, len));
   }
 
   /** Reads exactly {@code dst.length} bytes at the cursor. */
@@ -419,31 +422,24 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
       throw new ReadOnlyBufferException();
     }
     cursorHandle();
-    long p = winStart + win.position();
+    ByteBuffer w = win;
     int len = dst.remaining();
-    checkRange(p, len);
-    if (mapping != null) {
+    int at = dst.position();
+    long p = winStart + w.position();
+    if (len <= w.remaining()) {
+      dst.put(at, w, w.position(), len);
+      w.position(w.position() + len);
+    } else if (mapping != null) {
+      checkRange(p, len);
       copyMapped(p, dst, len);
       moveTo(p + len);
       return;
+    } else {
+      long h = beforeCall(p);
+      after(p + len, dst.isDirect() ? nativedir.nd_input_read_into_buffer(h, p, dst, at, len)
+          : nativedir.nd_input_read_into_array(h, p, dst.array(), dst.arrayOffset() + at, len));
     }
-    int done = 0;
-    while (true) {
-      int n = Math.min(len - done, win.remaining());
-      dst.put(dst.position(), win, win.position(), n);
-      dst.position(dst.position() + n);
-      win.position(win.position() + n);
-      done += n;
-      if (done == len) {
-        return;
-      }
-      if (len - done >= bypass()) {
-        read(p + done, dst); // big: no window
-        moveTo(p + len);
-        return;
-      }
-      load(p + done);
-    }
+    dst.position(at + len);
   }
 
   // ---- views ----
