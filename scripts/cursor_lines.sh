@@ -4,7 +4,7 @@
 # line is neither blank nor only a comment (//, ///, a /* */ block, #) nor part of a
 # Python docstring (a string that is a statement of its own).
 #
-#   scripts/cursor_lines.sh [commit ...]    (default: HEAD)
+#   scripts/cursor_lines.sh [commit ...]    (default: HEAD; "." is the working tree)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -51,13 +51,14 @@ print(len(lines), code)
 }
 
 for commit in "${@:-HEAD}"; do
-  echo "$commit ($(git rev-parse --short "$commit"))"
+  if [ "$commit" = . ]; then echo "working tree"; else echo "$commit ($(git rev-parse --short "$commit"))"; fi
   total_all=0 total_code=0
   for b in "${bindings[@]}"; do
     label=${b%%|*}
     all=0 code=0
     for f in ${b#*|}; do
-      read -r a c < <(git show "$commit:$f" | count "$f")
+      if [ "$commit" = . ]; then src=(cat "$f"); else src=(git show "$commit:$f"); fi
+      read -r a c < <("${src[@]}" | count "$f")
       all=$((all + a)) code=$((code + c))
     done
     printf '  %-11s %5d / %d\n' "$label" "$all" "$code"

@@ -4,12 +4,11 @@ import io.nativedir.jni.nativedir;
 import java.io.Closeable;
 import java.io.EOFException;
 import java.io.IOException;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.lang.ref.Cleaner;
 import java.nio.ByteBuffer;
 import java.nio.ReadOnlyBufferException;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicLongFieldUpdater;
 
 /**
  * A file open for reading.
@@ -33,21 +32,13 @@ import java.util.Objects;
  */
 public abstract sealed class NativeInput implements Closeable, Cloneable
     permits NativeInput.Mapped, NativeInput.Buffered {
-  private static final VarHandle HANDLE;
-
-  static {
-    try {
-      HANDLE = MethodHandles.lookup().findVarHandle(NativeInput.class, "handle", long.class);
-    } catch (ReflectiveOperationException e) {
-      throw new ExceptionInInitializerError(e);
-    }
-  }
+  private static final AtomicLongFieldUpdater<NativeInput> HANDLE =
+      AtomicLongFieldUpdater.newUpdater(NativeInput.class, "handle");
 
   private volatile long handle; // 0 once closed
   private final long raw; // the handle's value, kept after close: its window may stay pinned
   private final String name;
   private final long length;
-  private final int bufferSize;
   private final Mapping mapping; // null unless the input is mapped
   private final long base; // file offset of this input's byte 0 (slices)
   // a mapped input within one chunk of the mapping (every file under 1 GiB): all of its bytes,
@@ -66,13 +57,11 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
   private volatile boolean windowed;
   private static final Cleaner CLEANER = Cleaner.create();
 
-  NativeInput(long handle, String name, long length, int bufferSize, Mapping mapping,
-      long base) {
+  NativeInput(long handle, String name, long length, Mapping mapping, long base) {
     this.handle = handle;
     this.raw = handle;
     this.name = name;
     this.length = length;
-    this.bufferSize = bufferSize;
     this.mapping = mapping;
     this.base = base;
     ByteBuffer whole = null;
@@ -91,20 +80,14 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
       long length = nativedir.nd_input_length(h);
       boolean mapped = nativedir.nd_input_strategy(h) == nativedir.ND_STRATEGY_MAPPED;
       Mapping mapping = mapped ? Mapping.of(h, length) : null;
-      // the library chooses the cursor buffer's size (strategy, advice, length) in one place
-      int bufferSize = (int) nativedir.nd_input_buffer_size(h);
-      return make(h, name, length, bufferSize, mapping, 0);
+      return make(h, name, length, mapping, 0);
     } catch (IOException | RuntimeException | Error e) {
-      closeQuietly(h, e);
+      try {
+        nativedir.nd_close(h);
+      } catch (IOException | RuntimeException suppressed) {
+        e.addSuppressed(suppressed);
+      }
       throw e;
-    }
-  }
-
-  private static void closeQuietly(long h, Throwable cause) {
-    try {
-      nativedir.nd_close(h);
-    } catch (IOException | RuntimeException e) {
-      cause.addSuppressed(e);
     }
   }
 
@@ -123,8 +106,8 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
   }
 
   /** The size of this input's own cursor buffer (the library's choice: nd_input_buffer_size). */
-  int bufferSize() {
-    return bufferSize;
+  int bufferSize() throws IOException {
+    return (int) nativedir.nd_input_buffer_size(handle());
   }
 
   /** The file's name in its directory. */
@@ -175,11 +158,15 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
   public void read(long offset, byte[] dst, int off, int len) throws IOException {
     Objects.checkFromIndexSize(off, len, dst.length);
     long h = handle();
-    if (mapping != null) {
-      checkRange(offset, len);
-      copyMapped(offset, dst, off, len);
-    } else {
+    if (mapping == null) {
       nativedir.nd_read_into_array(h, offset, dst, off, len);
+      return;
+    }
+    checkRange(offset, len);
+    if (all != null) {
+      all.get((int) offset, dst, off, len);
+    } else {
+      mapping.copy(base + offset, dst, off, len);
     }
   }
 
@@ -201,34 +188,18 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
     int p = dst.position();
     if (mapping != null) {
       checkRange(offset, len);
-      copyMapped(offset, dst, len);
-      return;
     }
-    if (dst.isDirect()) {
+    if (mapping != null && all == null) {
+      mapping.copy(base + offset, dst, len); // moves dst's position
+      return;
+    } else if (mapping != null) {
+      dst.put(p, all, (int) offset, len);
+    } else if (dst.isDirect()) {
       nativedir.nd_read_into_buffer(h, offset, dst, p, len);
     } else {
       nativedir.nd_read_into_array(h, offset, dst.array(), dst.arrayOffset() + p, len);
     }
     dst.position(p + len);
-  }
-
-  // [offset, offset + len) of this mapped input, already range-checked
-  private void copyMapped(long offset, byte[] dst, int off, int len) {
-    if (all != null) {
-      all.get((int) offset, dst, off, len);
-    } else {
-      mapping.copy(base + offset, dst, off, len);
-    }
-  }
-
-  private void copyMapped(long offset, ByteBuffer dst, int len) {
-    if (all != null) {
-      int p = dst.position();
-      dst.put(p, all, (int) offset, len);
-      dst.position(p + len);
-    } else {
-      mapping.copy(base + offset, dst, len);
-    }
   }
 
   private void checkRange(long offset, long len) throws EOFException {
@@ -286,8 +257,8 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
    * where an exception per refill would cost more than the branch.
    */
   static final class Mapped extends NativeInput {
-    Mapped(long handle, String name, long length, int bufferSize, Mapping mapping, long base) {
-      super(handle, name, length, bufferSize, mapping, base);
+    Mapped(long handle, String name, long length, Mapping mapping, long base) {
+      super(handle, name, length, mapping, base);
       if (length > 0) {
         // loaded now, so that the first byte read does not take the slow path either: a slow
         // path the JIT has never seen taken is compiled out of the loop
@@ -306,8 +277,8 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
   }
 
   static final class Buffered extends NativeInput {
-    Buffered(long handle, String name, long length, int bufferSize, long base) {
-      super(handle, name, length, bufferSize, null, base);
+    Buffered(long handle, String name, long length, long base) {
+      super(handle, name, length, null, base);
     }
 
     @Override
@@ -320,10 +291,9 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
     }
   }
 
-  private static NativeInput make(long h, String name, long length, int bufferSize,
-      Mapping mapping, long base) {
-    return mapping != null ? new Mapped(h, name, length, bufferSize, mapping, base)
-                           : new Buffered(h, name, length, bufferSize, base);
+  private static NativeInput make(long h, String name, long length, Mapping mapping, long base) {
+    return mapping != null ? new Mapped(h, name, length, mapping, base)
+                           : new Buffered(h, name, length, base);
   }
 
   final byte readByteSlow() throws IOException {
@@ -401,8 +371,7 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
     }
     long p = winStart + w.position();
     if (mapping != null) {
-      checkRange(p, len);
-      copyMapped(p, dst, off, len);
+      read(p, dst, off, len);
       moveTo(p + len);
       return;
     }
@@ -430,8 +399,7 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
       dst.put(at, w, w.position(), len);
       w.position(w.position() + len);
     } else if (mapping != null) {
-      checkRange(p, len);
-      copyMapped(p, dst, len);
+      read(p, dst);
       moveTo(p + len);
       return;
     } else {
@@ -452,7 +420,7 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
   public NativeInput clone() {
     try {
       long h = nativedir.nd_input_clone(handle());
-      return make(h, name, length, bufferSize, mapping, base);
+      return make(h, name, length, mapping, base);
     } catch (IOException e) {
       throw new java.io.UncheckedIOException(e);
     }
@@ -464,7 +432,7 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
    */
   public NativeInput slice(long offset, long len) throws IOException {
     long h = nativedir.nd_input_slice(handle(), offset, len);
-    return make(h, name, len, bufferSize, mapping, base + offset);
+    return make(h, name, len, mapping, base + offset);
   }
 
   /**
@@ -507,7 +475,7 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
   /** Releases the handle. Idempotent. Mapped buffers handed out stay valid (see mappedBuffer). */
   @Override
   public void close() throws IOException {
-    long h = (long) HANDLE.getAndSet(this, 0L);
+    long h = HANDLE.getAndSet(this, 0L);
     if (h == 0) {
       return;
     }
