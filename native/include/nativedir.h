@@ -354,8 +354,11 @@ ND_EXTERN int64_t nd_input_buffer_size(nd_handle input);
  * one of 0 bytes, ended at its end), with their address in *out_window,
  * which is pinned as a window of nd_input_window is; 0 (and NULL) when none
  * is at hand (the end, a read straight into `dst` that left the buffer
- * elsewhere, or out_window NULL, which takes no window). A window from an earlier call may now hold other bytes:
- * use only the one returned. ND_E_EOF when pos + len passes the end and
+ * elsewhere, or out_window NULL, which takes no window). With len 0 it is
+ * nd_input_window at `pos` that also moves the cursor, except that `pos` may
+ * be the end (0) and a failed refill is its error. A window from an earlier
+ * call may now hold other bytes: use only the one returned (Java, .NET and
+ * Python cursors use this call). ND_E_EOF when pos + len passes the end and
  * ND_E_INVALID_ARGUMENT for a negative pos or len, with nothing read or
  * moved. On a closed handle it releases the pin, as nd_input_window does.
  */

@@ -699,10 +699,12 @@ static ND_HOT int64_t nd_input_read_from_impl(nd_handle input, int64_t pos, void
                 /* the buffer's rest, refilled if a read through it ended at its end (a
                  * read straight into dst leaves none: the reader may be skipping) */
                 size_t avail;
-                if (buffer_fill(in, at, &avail) == ND_OK) { /* else: the next call says why */
+                if ((rc = buffer_fill(in, at, &avail)) == ND_OK) {
                     *out_window = in->buf + (at - in->buf_start);
                     result = (int64_t)avail;
-                }
+                } else if (len == 0) {
+                    result = rc; /* the window was all that was asked for */
+                } /* else the read is done, and the next call says why there is no window */
             }
         }
         cursor_leave(in);
