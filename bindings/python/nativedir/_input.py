@@ -252,14 +252,10 @@ class Input(io.RawIOBase):
     def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
         """Moves the cursor like :meth:`io.IOBase.seek`; past the end, reads return ``b""``."""
         self._handle()
-        if whence == os.SEEK_SET:
-            target = offset
-        elif whence == os.SEEK_CUR:
-            target = self._pos + offset
-        elif whence == os.SEEK_END:
-            target = self._len + offset
-        else:
+        if whence not in (os.SEEK_SET, os.SEEK_CUR, os.SEEK_END):
             raise ValueError(f"invalid whence ({whence}, should be 0, 1 or 2)")
+        # from the start, the cursor or the end (0, 1, 2 on every platform, as io's own)
+        target = offset + (0, self._pos, self._len)[whence]
         if target < 0:
             raise ValueError(f"negative seek position {target}")
         self._pos = target
