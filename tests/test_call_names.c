@@ -84,6 +84,8 @@ ROW(nd_read_buffered, past_end)
 }
 ROW(nd_input_window, past_end) { const uint8_t *p; return nd_input_window(f->in, 10, &p); }
 ROW(nd_input_window, null_out) { return nd_input_window(f->in, 0, NULL); }
+ROW(nd_input_read_from, past_end) { const uint8_t *p; char b[8]; return nd_input_read_from(f->in, 5, b, 6, &p); }
+ROW(nd_input_read_from, stale) { const uint8_t *p; char b[1]; return nd_input_read_from(f->stale, 0, b, 1, &p); }
 ROW(nd_input_clone, stale) { nd_handle h; return nd_input_clone(f->stale, &h); }
 ROW(nd_input_slice, outside) { nd_handle h; return nd_input_slice(f->in, 4, 7, &h); }
 ROW(nd_input_strategy, wrong_kind) { return nd_input_strategy(f->dir); }
@@ -136,6 +138,7 @@ static const row rows[] = {
     R(nd_read_bytes, past_end), R(nd_read_bytes, wrong_kind), R(nd_input_seek, past_end),
     R(nd_input_seek, negative), R(nd_input_position, stale), R(nd_read_byte_buffered, at_end),
     R(nd_read_buffered, past_end), R(nd_input_window, past_end), R(nd_input_window, null_out),
+    R(nd_input_read_from, past_end), R(nd_input_read_from, stale),
     R(nd_input_clone, stale), R(nd_input_slice, outside), R(nd_input_strategy, wrong_kind), R(nd_input_buffer_size, stale),
     R(nd_input_prefetch, past_end), R(nd_input_prefetch, wrong_kind), R(nd_input_advise, bad_flags),
     R(nd_input_advise, stale), R(nd_input_unpin, stale),

@@ -1086,11 +1086,61 @@ static void reap_survives_signals(void **state)
 }
 #endif
 
+/* nd_input_read_from's window is pinned as nd_input_window's: a reader holding
+ * the window a read returned reads valid bytes after another thread's close,
+ * and its next read_from fails with ND_E_BAD_HANDLE and lets the pin go. */
+static void *hold_window_of_a_read(void *arg)
+{
+    window_holder *w = arg;
+    const uint8_t *p = NULL;
+    uint8_t head[7];
+    w->got = nd_input_read_from(w->h, w->pos - 7, head, 7, &p);
+    w->wrong = memcmp(head, w->data + w->pos - 7, 7) != 0;
+    atomic_store(&w->stage, 1);
+    while (atomic_load(&w->stage) != 2)
+        sched_yield();
+    for (int64_t i = 0; i < w->got; i++)
+        w->wrong += p[i] != w->data[w->pos + i];
+    w->after = nd_input_read_from(w->h, w->pos, head, 1, &p);
+    return NULL;
+}
+
+static void read_from_window_outlives_a_close_on_another_thread(void **state)
+{
+    tst_env *env = *state;
+    uint8_t *data = tst_put_random(env, "f", FILE_LEN, 16);
+    for (size_t f = 0; f < N_FLAGS; f++) {
+        int fds_before = open_fd_count();
+        window_holder w;
+        memset(&w, 0, sizeof(w));
+        w.data = data;
+        w.pos = 70001;
+        assert_status(ND_OK, nd_open_input(env->dir, "f", read_flags[f], &w.h));
+        pthread_t th;
+        assert_int_equal(pthread_create(&th, NULL, hold_window_of_a_read, &w), 0);
+        while (atomic_load(&w.stage) != 1)
+            sched_yield();
+        assert_status(ND_OK, nd_close(w.h));
+        atomic_store(&w.stage, 2);
+        pthread_join(th, NULL);
+        if (w.got < 1 || w.wrong != 0)
+            fail_msg("flags 0x%x: window of %lld bytes, %d wrong after the close", read_flags[f],
+                     (long long)w.got, w.wrong);
+        assert_status(ND_E_BAD_HANDLE, w.after);
+        assert_status(ND_E_BAD_HANDLE, nd_input_unpin(w.h)); /* nothing left to release */
+        if (fds_before >= 0)
+            assert_fds(fds_before);
+    }
+    free(data);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(clones_read_while_parent_closes, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(window_outlives_a_close_on_another_thread, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(read_from_window_outlives_a_close_on_another_thread, tst_setup,
+                                        tst_teardown),
         cmocka_unit_test_setup_teardown(window_pin_is_released_by_close_or_unpin, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(window_handed_to_another_thread_outlives_its_takers_close, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(closes_race_window_readers, tst_setup, tst_teardown),

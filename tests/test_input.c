@@ -267,6 +267,127 @@ static void windows_match_the_file(void **state)
     free(data);
 }
 
+/* One nd_input_read_from(in, pos, buf, n) against the reference bytes: exactly
+ * the bytes, the cursor at pos + n, and a window (if any) of the bytes there;
+ * past the end ND_E_EOF with nothing read or moved. */
+static void check_read_from(nd_handle in, const uint8_t *data, int64_t flen, int64_t pos,
+                            int64_t n, int mapped, uint8_t *buf, const char *what)
+{
+    const uint8_t *w = (const uint8_t *)"stale";
+    int64_t before = nd_input_position(in);
+    memset(buf, 0xEE, (size_t)n + 1);
+    int64_t got = nd_input_read_from(in, pos, buf, n, &w);
+    if (pos + n > flen) {
+        if (got != ND_E_EOF || buf[0] != 0xEE || nd_input_position(in) != before || w != NULL)
+            fail_msg("%s: %lld bytes at %lld of %lld: %lld, not a clean EOF", what,
+                     (long long)n, (long long)pos, (long long)flen, (long long)got);
+        tst_assert_message_contains("nd_input_read_from: ", __FILE__, __LINE__);
+        return;
+    }
+    int64_t bypass = nd_input_buffer_size(in) < 65536 ? nd_input_buffer_size(in) : 65536;
+    if (got < 0 || got > flen - (pos + n) || (got == 0) != (w == NULL) ||
+        (mapped && got != flen - (pos + n)) || /* a read through the buffer leaves a window */
+        (got == 0 && n < bypass && pos + n < flen))
+        fail_msg("%s: %lld bytes at %lld: window of %lld", what, (long long)n, (long long)pos,
+                 (long long)got);
+    if (n > 0 && memcmp(buf, data + pos, (size_t)n) != 0)
+        fail_msg("%s: %lld bytes at %lld read back wrong", what, (long long)n, (long long)pos);
+    if (got > 0 && memcmp(w, data + pos + n, (size_t)got) != 0)
+        fail_msg("%s: the window after %lld bytes at %lld is wrong", what, (long long)n,
+                 (long long)pos);
+    assert_int_equal(buf[n], 0xEE);
+    assert_status(pos + n, nd_input_position(in));
+}
+
+/* nd_input_read_from over every strategy, at positions and lengths around the
+ * buffers' edges (4 KiB, 16 KiB, 256 KiB), the 64 KiB bypass and the end, from
+ * a buffer that holds the position, one that holds something else, and none. */
+static void read_from_matches_a_reference_read(void **state)
+{
+    tst_env *env = *state;
+    const int64_t flen = 300017;
+    uint8_t *data = tst_put_random(env, "f", (size_t)flen, 90);
+    const int64_t edges[] = {0, 1, 4095, 4096, 4097, 16383, 16384, 65535, 65536, 65537,
+                             262143, 262144, 262145};
+    const size_t n_edges = sizeof(edges) / sizeof(edges[0]);
+    uint8_t *buf = malloc((size_t)flen + 2);
+    for (size_t k = 0; k < N_STRATEGIES; k++) {
+        int mapped = (strategies[k].flags & ND_IO_MMAP) != 0;
+        for (int from = 0; from < 3; from++) {
+            nd_handle in;
+            assert_status(ND_OK, nd_open_input(env->dir, "f", strategies[k].flags, &in));
+            for (size_t i = 0; i < n_edges + 3; i++) {
+                /* positions at the edges and a little before the end */
+                int64_t pos = i < n_edges ? edges[i] : flen - (int64_t)(i - n_edges) * 4097;
+                for (size_t j = 0; j < n_edges + 2; j++) {
+                    int64_t n = j < n_edges ? edges[j] : flen - pos + (int64_t)(j - n_edges);
+                    const uint8_t *w;
+                    if (from == 1 && pos < flen) /* the buffer holds pos */
+                        assert_true(nd_input_window(in, pos, &w) >= 1);
+                    else if (from == 2) /* the buffer holds the start */
+                        assert_true(nd_input_window(in, 0, &w) >= 1);
+                    check_read_from(in, data, flen, pos, n, mapped, buf, strategies[k].what);
+                }
+            }
+            /* no window asked for: 0, the bytes all the same */
+            assert_status(0, nd_input_read_from(in, 5, buf, 7, NULL));
+            assert_memory_equal(buf, data + 5, 7);
+            assert_status(ND_E_INVALID_ARGUMENT, nd_input_read_from(in, -1, buf, 1, NULL));
+            assert_status(ND_E_INVALID_ARGUMENT, nd_input_read_from(in, 0, buf, -1, NULL));
+            assert_status(ND_E_INVALID_ARGUMENT, nd_input_read_from(in, 0, NULL, 1, NULL));
+            assert_status(ND_OK, nd_close(in));
+        }
+    }
+    free(buf);
+    free(data);
+}
+
+/* A binding's cursor: reads the window it holds, and where it ends makes one
+ * nd_input_read_from for the rest. Read sizes cycle across every edge; the
+ * whole file must come back in order, through every strategy. */
+static void read_from_drives_a_window_cursor(void **state)
+{
+    tst_env *env = *state;
+    const int64_t flen = 1200007;
+    uint8_t *data = tst_put_random(env, "f", (size_t)flen, 91);
+    uint8_t *out = malloc((size_t)flen);
+    const int64_t steps[] = {1, 7, 4096, 3, 16385, 65536, 65535, 100000, 2, 262145, 8191};
+    for (size_t k = 0; k < N_STRATEGIES; k++) {
+        nd_handle in;
+        assert_status(ND_OK, nd_open_input(env->dir, "f", strategies[k].flags, &in));
+        const uint8_t *win = NULL;
+        int64_t have = 0, pos = 0, calls = 0;
+        for (size_t s = 0; pos < flen; s++) {
+            int64_t n = steps[s % (sizeof(steps) / sizeof(steps[0]))];
+            if (n > flen - pos)
+                n = flen - pos;
+            if (n <= have) { /* inside the window: no call */
+                memcpy(out + pos, win, (size_t)n);
+                win += n;
+                have -= n;
+            } else {
+                have = nd_input_read_from(in, pos, out + pos, n, &win);
+                assert_true(have >= 0);
+                calls++;
+            }
+            pos += n;
+        }
+        if (memcmp(out, data, (size_t)flen) != 0)
+            fail_msg("%s: the file read through windows and read_from came back wrong",
+                     strategies[k].what);
+        if (strategies[k].flags & ND_IO_MMAP)
+            assert_int_equal(calls, 1); /* a mapping's window is the rest of the input */
+        assert_status(ND_E_EOF, nd_input_read_from(in, flen, out, 1, &win));
+        assert_status(0, nd_input_read_from(in, flen, out, 0, &win));
+        assert_status(ND_OK, nd_close(in));
+        /* closed: a clean ND_E_BAD_HANDLE that lets the pin go */
+        assert_status(ND_E_BAD_HANDLE, nd_input_read_from(in, 0, out, 1, &win));
+        assert_status(ND_E_BAD_HANDLE, nd_input_unpin(in));
+    }
+    free(out);
+    free(data);
+}
+
 static void clones_have_their_own_cursor(void **state)
 {
     tst_env *env = *state;
@@ -781,6 +902,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(windows_match_the_file, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(mapped_sequential_reads_across_populated_stretches, tst_setup,
                                         tst_teardown),
+        cmocka_unit_test_setup_teardown(read_from_matches_a_reference_read, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(read_from_drives_a_window_cursor, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(clones_have_their_own_cursor, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(buffer_size_follows_advice_and_length, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(slices_see_only_themselves, tst_setup, tst_teardown),

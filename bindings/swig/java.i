@@ -173,11 +173,28 @@
        jresult = (*jenv)->NewDirectByteBuffer(jenv, (void *)window$argnum,
                                               result > INT32_MAX ? INT32_MAX : result); %}
 
+/* ---- nd_input_read_from into a byte[] / a direct ByteBuffer: the ByteBuffer is the window
+ * after the read (null for none). It is made in `ret`, after the array is released: no JNI call
+ * may run while it is pinned. ---- */
+%typemap(in, numinputs=0) const uint8_t **after_ptr (const uint8_t *after = NULL) %{ $1 = ($1_ltype)&after; %}
+%typemap(jni) int64_t nd_input_read_into_array, int64_t nd_input_read_into_buffer "jobject"
+%typemap(jtype) int64_t nd_input_read_into_array, int64_t nd_input_read_into_buffer "java.nio.ByteBuffer"
+%typemap(jstype) int64_t nd_input_read_into_array, int64_t nd_input_read_into_buffer "java.nio.ByteBuffer"
+%typemap(javaout) int64_t nd_input_read_into_array, int64_t nd_input_read_into_buffer { return $jnicall; }
+%typemap(out, throws="java.io.IOException") int64_t nd_input_read_into_array,
+                                            int64_t nd_input_read_into_buffer %{ $result = NULL; %}
+%typemap(ret) int64_t nd_input_read_into_array, int64_t nd_input_read_into_buffer
+%{ if ($1 < 0)
+       nd_java_raise(jenv, $1);
+   else if ($1 > 0)
+       jresult = (*jenv)->NewDirectByteBuffer(jenv, (void *)after7, $1 > INT32_MAX ? INT32_MAX : $1); %}
+
 /* The thin layer keeps its own cursor over nd_input_window (io.nativedir.NativeInput):
  * the raw pointer entry points are replaced by the region-checked ones below. */
 %ignore nd_read_bytes;
 %ignore nd_write_bytes;
 %ignore nd_read_buffered;
+%ignore nd_input_read_from;
 %ignore nd_read_byte_buffered;
 %ignore nd_input_seek;
 %ignore nd_input_position;
@@ -202,6 +219,23 @@ static int64_t nd_read_into_array(nd_handle input, int64_t offset, void *array, 
     if (!nd_java_region_ok(array_cap, at, len))
         return ND_JAVA_E_RANGE;
     return nd_read_bytes(input, offset, (uint8_t *)array + at, len);
+}
+/* nd_input_read_from into [at, at+len) of a direct ByteBuffer / a byte[] (the cursor's call
+ * where its window ends); returns the window after it (see the typemaps above). */
+static int64_t nd_input_read_into_buffer(nd_handle input, int64_t pos, void *nio, int64_t nio_cap,
+                                         int32_t at, int32_t len, const uint8_t **after_ptr)
+{
+    if (!nd_java_region_ok(nio_cap, at, len))
+        return ND_JAVA_E_RANGE;
+    return nd_input_read_from(input, pos, (uint8_t *)nio + at, len, after_ptr);
+}
+static int64_t nd_input_read_into_array(nd_handle input, int64_t pos, void *array,
+                                        int64_t array_cap, int32_t at, int32_t len,
+                                        const uint8_t **after_ptr)
+{
+    if (!nd_java_region_ok(array_cap, at, len))
+        return ND_JAVA_E_RANGE;
+    return nd_input_read_from(input, pos, (uint8_t *)array + at, len, after_ptr);
 }
 /* Appends [at, at+len) of a direct ByteBuffer / a byte[]; returns len. */
 static int64_t nd_write_from_buffer(nd_handle output, void *nio, int64_t nio_cap, int32_t at,

@@ -345,6 +345,29 @@ ND_EXTERN int32_t nd_output_seek(nd_handle output, int64_t pos);
 ND_EXTERN int64_t nd_input_buffer_size(nd_handle input);
 
 /**
+ * The rest of a cursor read, for a binding whose cursor reads a window of
+ * nd_input_window and has run out of it: reads exactly `len` bytes at `pos`
+ * into `dst` the way nd_read_buffered does (what the handle's cursor buffer
+ * holds at `pos` first, then refills, or one read straight into `dst` for
+ * the rest once it is at least the buffer size, capped at 64 KiB; a mapped
+ * input copies from the mapping) and moves the handle's cursor to pos + len.
+ * Returns the count of bytes readable at pos + len without another call
+ * (the mapping's rest, or the buffer's, refilled when a read through it, or
+ * one of 0 bytes, ended at its end), with their address in *out_window,
+ * which is pinned as a window of nd_input_window is; 0 (and NULL) when none
+ * is at hand (the end, a read straight into `dst` that left the buffer
+ * elsewhere, or out_window NULL, which takes no window). With len 0 it is
+ * nd_input_window at `pos` that also moves the cursor, except that `pos` may
+ * be the end (0) and a failed refill is its error. A window from an earlier
+ * call may now hold other bytes: use only the one returned (Java, .NET and
+ * Python cursors use this call). ND_E_EOF when pos + len passes the end and
+ * ND_E_INVALID_ARGUMENT for a negative pos or len, with nothing read or
+ * moved. On a closed handle it releases the pin, as nd_input_window does.
+ */
+ND_EXTERN int64_t nd_input_read_from(nd_handle input, int64_t pos, void *dst, int64_t len,
+                                     const uint8_t **out_window);
+
+/**
  * Asks the OS to start bringing [offset, offset+len) of the input (a slice's
  * own offsets) into memory and returns at once, without waiting for the
  * device: Lucene's IndexInput.prefetch. Call it for the blocks a query will

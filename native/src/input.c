@@ -609,53 +609,111 @@ static int32_t nd_read_byte_buffered_impl(nd_handle input)
     return rc;
 }
 
+/* Reads exactly `len` bytes at `pos` through the cursor buffer and moves the
+ * cursor to pos + len; on failure the cursor stays. Whatever the buffer holds
+ * at `pos` is copied first (a binding's window is this buffer, so the rest of
+ * it is here); a rest at least the bypass size goes straight into the
+ * caller's memory: through the buffer it would cost a second copy of every
+ * byte. The same size whether or not the buffer exists yet (a small first
+ * read allocates it); above 64 KiB one system call per read already costs
+ * little. Mappings need no buffer. */
+static size_t bypass_size(const nd_input *in)
+{
+    size_t cap = buffer_cap(in);
+    return cap < BYPASS_MAX ? cap : BYPASS_MAX;
+}
+
+static ND_HOT int32_t cursor_read(nd_input *in, int64_t pos, void *dst, int64_t len)
+{
+    int32_t rc = read_check(in, pos, dst, len);
+    nd_file *f = in->file;
+    uint8_t *out = dst;
+    int64_t at = in->start + pos, left = rc == ND_OK ? len : 0;
+    if (f->strategy != ND_STRATEGY_MAPPED) {
+        size_t big = bypass_size(in);
+        while (left > 0 && rc == ND_OK) {
+            int held = in->buf_len > 0 && at >= in->buf_start &&
+                       at < in->buf_start + (int64_t)in->buf_len;
+            if (!held && (uint64_t)left >= big)
+                break;
+            size_t avail;
+            rc = buffer_fill(in, at, &avail);
+            if (rc == ND_OK) {
+                size_t n = avail < (size_t)left ? avail : (size_t)left;
+                memcpy(out, in->buf + (at - in->buf_start), n);
+                out += n;
+                at += (int64_t)n;
+                left -= (int64_t)n;
+            }
+        }
+    }
+    if (left > 0 && rc == ND_OK)
+        rc = file_read(f, at, out, (size_t)left);
+    if (rc == ND_OK)
+        in->pos = pos + len;
+    return rc;
+}
+
 static ND_HOT int64_t nd_read_buffered_impl(nd_handle input, void *dst, int64_t len)
 {
     nd_input *in;
     int32_t rc = input_get(input, &in);
     if (rc != ND_OK)
         return rc;
-    if ((rc = cursor_enter(in)) != ND_OK) {
-        nd__handle_put(input);
-        return rc;
+    if ((rc = cursor_enter(in)) == ND_OK) {
+        rc = cursor_read(in, in->pos, dst, len);
+        cursor_leave(in);
     }
-    rc = read_check(in, in->pos, dst, len);
-    if (rc == ND_OK && len > 0) {
-        nd_file *f = in->file;
-        /* A read this big goes straight into the caller's memory: through the
-         * buffer it would cost a second copy of every byte. The same size
-         * whether or not the buffer exists yet (a small first read allocates
-         * it); above 64 KiB one system call per read already costs little. */
-        size_t big = buffer_cap(in);
-        if (big > BYPASS_MAX)
-            big = BYPASS_MAX;
-        if (f->strategy == ND_STRATEGY_MAPPED || (uint64_t)len >= big) {
-            /* mappings need no buffer; large reads skip it */
-            rc = file_read(f, in->start + in->pos, dst, (size_t)len);
-            if (rc == ND_OK)
-                in->pos += len;
-        } else {
-            uint8_t *out = dst;
-            int64_t left = len;
-            while (left > 0 && rc == ND_OK) {
-                size_t avail;
-                int64_t at = in->start + in->pos;
-                rc = buffer_fill(in, at, &avail);
-                if (rc == ND_OK) {
-                    size_t n = avail < (size_t)left ? avail : (size_t)left;
-                    memcpy(out, in->buf + (at - in->buf_start), n);
-                    out += n;
-                    left -= (int64_t)n;
-                    in->pos += (int64_t)n;
-                }
-            }
-            if (rc != ND_OK)
-                in->pos = in->pos - (len - left); /* exactly len or nothing: restore */
-        }
-    }
-    cursor_leave(in);
     nd__handle_put(input);
     return rc == ND_OK ? len : rc;
+}
+
+/* nd_read_buffered at `pos`, then the window at the cursor, pinned as
+ * nd_input_window's: a binding's cursor makes one call where its window ends. */
+static ND_HOT int64_t nd_input_read_from_impl(nd_handle input, int64_t pos, void *dst,
+                                              int64_t len, const uint8_t **out_window)
+{
+    if (out_window != NULL)
+        *out_window = NULL;
+    nd_input *in;
+    int32_t rc = input_get(input, &in);
+    if (ND_UNLIKELY(rc != ND_OK)) {
+        (void)unpin(input); /* closed under the cursor's window: see nd_input_window */
+        return rc;
+    }
+    int64_t result = rc = cursor_enter(in);
+    if (rc == ND_OK) {
+        rc = cursor_read(in, pos, dst, len);
+        result = rc;
+        if (rc == ND_OK) {
+            int64_t at = in->start + in->pos, end = in->start + in->length;
+            result = 0;
+            if (out_window == NULL || at >= end) {
+                /* no window wanted, or none left */
+            } else if (in->file->strategy == ND_STRATEGY_MAPPED) {
+                *out_window = in->file->map + at;
+                result = end - at;
+            } else if ((in->buf_len > 0 && at >= in->buf_start &&
+                        at < in->buf_start + (int64_t)in->buf_len) ||
+                       (uint64_t)len < bypass_size(in)) {
+                /* the buffer's rest, refilled if a read through it ended at its end (a
+                 * read straight into dst leaves none: the reader may be skipping) */
+                size_t avail;
+                if ((rc = buffer_fill(in, at, &avail)) == ND_OK) {
+                    *out_window = in->buf + (at - in->buf_start);
+                    result = (int64_t)avail;
+                } else if (len == 0) {
+                    result = rc; /* the window was all that was asked for */
+                } /* else the read is done, and the next call says why there is no window */
+            }
+        }
+        cursor_leave(in);
+    }
+    /* as in nd_input_window: the call's reference becomes the pin, or goes */
+    if (result < 0 || out_window == NULL ||
+        atomic_exchange_explicit(&in->pinned, 1, memory_order_acq_rel) != 0)
+        nd__handle_put(input);
+    return result;
 }
 
 /* ---- opening, cloning, slicing ---- */
@@ -847,6 +905,13 @@ ND_HOT int64_t nd_read_cached(nd_handle input, int64_t offset, void *dst, int64_
 int64_t nd_input_window(nd_handle input, int64_t pos, const uint8_t **out_ptr)
 {
     return (int64_t)nd__in_call("nd_input_window", nd_input_window_impl(input, pos, out_ptr));
+}
+
+ND_HOT int64_t nd_input_read_from(nd_handle input, int64_t pos, void *dst, int64_t len,
+                                  const uint8_t **out_window)
+{
+    return nd__in_call("nd_input_read_from",
+                       nd_input_read_from_impl(input, pos, dst, len, out_window));
 }
 
 int32_t nd_read_byte_buffered(nd_handle input)

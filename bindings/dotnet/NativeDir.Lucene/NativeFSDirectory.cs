@@ -280,7 +280,7 @@ namespace NativeDir.Lucene
             SharedFile file = Open(name, context);
             int size = _policy.InputBufferSize(context);
             return new NativeIndexInput($"NativeIndexInput(path=\"{Path.Combine(m_directory.FullName, name)}\")",
-                file, 0, file.Length, size > 0 ? size : file.BufferSize, owner: true);
+                file, 0, file.Length, size > 0 ? size : file.BufferSize);
         }
 
         private SharedFile Open(string name, IOContext context)

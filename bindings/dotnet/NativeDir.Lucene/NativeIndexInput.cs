@@ -23,7 +23,7 @@ namespace NativeDir.Lucene
         private readonly long _offset; // of this input (a slice) in the file
         private readonly long _length;
         private readonly int _bufferSize;
-        private bool _owner; // the opened input or a slice (disposing releases the file); never a clone
+        private bool _owner = true; // the opened input or a slice (disposing releases the file); a clone is not
         private bool _disposed;
 
         private byte[]? _buffer;  // pinned (POH); null on mapped files and until the first refill
@@ -32,17 +32,14 @@ namespace NativeDir.Lucene
         private byte* _end;
         private long _winStart;
 
-        internal NativeIndexInput(string description, SharedFile file, long offset, long length, int bufferSize, bool owner)
+        internal NativeIndexInput(string description, SharedFile file, long offset, long length, int bufferSize)
             : base(description)
         {
             _file = file;
             _offset = offset;
             _length = length;
             _bufferSize = bufferSize;
-            _owner = owner;
-            if (!owner)
-                MapWindow();
-            // an owner maps its window on its first read, which tells the file (SharedFile.MapRead)
+            // the window is mapped on the first read, which tells the file (SharedFile.MapRead)
         }
 
         /// <summary>How the file is read (mapped, buffered, direct or drop-behind).</summary>
@@ -50,17 +47,6 @@ namespace NativeDir.Lucene
 
         /// <summary>Whether byte reads come straight from a mapping.</summary>
         public bool IsMapped => _file.Base != null;
-
-        /// <summary>Points the window at the file's mapping (clones, and owners once read).</summary>
-        private void MapWindow()
-        {
-            if (_file.Base != null)
-            {
-                _win = _cur = _file.Base + _offset;
-                _end = _win + _length;
-                _winStart = 0;
-            }
-        }
 
         /// <inheritdoc/>
         public override long Length => _length;
@@ -71,16 +57,7 @@ namespace NativeDir.Lucene
         /// <inheritdoc/>
         public override void Seek(long pos)
         {
-            if (_file.Closed || (_owner && _disposed))
-                throw Closed();
-            if ((ulong)pos > (ulong)_length)
-            {
-                // as MMapDirectory's inputs: a negative position is a bad argument, one past the
-                // end is the end of the stream (Lucene catches the two differently)
-                if (pos < 0)
-                    throw new ArgumentOutOfRangeException(nameof(pos), $"seek to {pos} in {this}: negative position");
-                throw new EndOfStreamException($"seek to {pos} past the end of {this} ({_length} bytes)");
-            }
+            Check(pos, 0, seek: true);
             if (_win != null && pos >= _winStart && pos <= _winStart + (_end - _win))
             {
                 _cur = _win + (pos - _winStart);
@@ -107,8 +84,9 @@ namespace NativeDir.Lucene
         [MethodImpl(MethodImplOptions.NoInlining)]
         private byte ReadByteSlow()
         {
-            Refill(Position, 1);
-            return *_cur++;
+            byte b;
+            ReadBytesSlow(new Span<byte>(&b, 1));
+            return b;
         }
 
         /// <inheritdoc/>
@@ -131,60 +109,62 @@ namespace NativeDir.Lucene
         /// <inheritdoc/>
         public override void ReadBytes(byte[] b, int offset, int len, bool useBuffer) => ReadBytes(b, offset, len);
 
+        /// <summary>Where the window ends, for owners and clones alike: a mapped input points the
+        /// window at the mapping; any other copies what the window holds, then reads the rest
+        /// straight into <paramref name="dst"/> when it is at least a buffer long, else refills
+        /// its buffer with one positional read.</summary>
         private void ReadBytesSlow(Span<byte> dst)
         {
             long pos = Position;
-            if (_file.Closed || (_owner && _disposed))
-                throw Closed();
-            if (dst.Length > _length - pos)
-                throw new EndOfStreamException($"read past EOF: {dst.Length} bytes at {pos} of {this} ({_length} bytes)");
-            int have = (int)(_end - _cur);
-            if (have > 0)
-            {
-                new ReadOnlySpan<byte>(_cur, have).CopyTo(dst);
-                _cur = _end;
-                dst = dst.Slice(have);
-                pos += have;
-            }
-            if (dst.Length >= _bufferSize)
-            {
-                _file.Read(_offset + pos, dst); // straight into the caller's array
-                _win = _cur = _end = null;
-                _winStart = pos + dst.Length;
-                return;
-            }
-            Refill(pos, dst.Length);
-            new ReadOnlySpan<byte>(_cur, dst.Length).CopyTo(dst);
-            _cur += dst.Length;
-        }
-
-        /// <summary>Makes the window start at <paramref name="pos"/> holding at least
-        /// <paramref name="need"/> bytes (positional read into this input's buffer).</summary>
-        private void Refill(long pos, int need)
-        {
-            if (_file.Closed || (_owner && _disposed))
-                throw Closed();
-            if (pos + need > _length || pos < 0)
-                throw new EndOfStreamException($"read past EOF: {need} bytes at {pos} of {this} ({_length} bytes)");
+            Check(pos, dst.Length, seek: false);
             if (_file.Base != null)
             {
                 if (_owner && !_file.MapRead())
                     throw Closed(); // disposed under us before its first read of the mapping
-                MapWindow(); // a mapped window only ever lacks bytes past the end
+                _win = _file.Base + _offset; // the whole input: only bytes past the end are missing
                 _cur = _win + pos;
-                return;
+                _end = _win + _length;
+                _winStart = 0;
             }
-            // GC.AllocateArray(pinned) puts the buffer on the pinned heap: its address never moves,
-            // so the window can be a raw pointer like a mapping's; the GC frees it with the input.
-            _buffer ??= GC.AllocateUninitializedArray<byte>(_bufferSize, pinned: true);
-            int n = (int)Math.Min(_buffer.Length, _length - pos);
-            _file.Read(_offset + pos, _buffer.AsSpan(0, n));
-            fixed (byte* p = _buffer)
+            else
             {
-                _win = _cur = p;
-                _end = p + n;
+                int have = (int)Math.Max(0, _end - _cur); // Dispose on another thread nulls _end
+                new ReadOnlySpan<byte>(_cur, have).CopyTo(dst);
+                dst = dst.Slice(have);
+                pos += have;
+                _win = _cur = _end = null;
+                _winStart = pos;
+                if (dst.Length >= _bufferSize)
+                {
+                    _file.Input.ReadBytes(_offset + pos, dst); // straight into the caller's array
+                    _winStart = pos + dst.Length;
+                    return;
+                }
+                // GC.AllocateArray(pinned) puts the buffer on the pinned heap: its address never
+                // moves, so the window can be a raw pointer like a mapping's; the GC frees it.
+                _buffer ??= GC.AllocateUninitializedArray<byte>(_bufferSize, pinned: true);
+                int n = (int)Math.Min(_buffer.Length, _length - pos);
+                _file.Input.ReadBytes(_offset + pos, _buffer.AsSpan(0, n));
+                fixed (byte* p = _buffer)
+                    _win = _cur = p;
+                _end = _win + n;
             }
-            _winStart = pos;
+            new ReadOnlySpan<byte>(_cur, dst.Length).CopyTo(dst);
+            _cur += dst.Length;
+        }
+
+        /// <summary>What every slow path checks: the input is open and [pos, pos + n) inside it.</summary>
+        private void Check(long pos, long n, bool seek)
+        {
+            if (_file.Closed || (_owner && _disposed))
+                throw Closed();
+            // as MMapDirectory's inputs: a negative seek is a bad argument, one past the end the
+            // end of the stream (Lucene catches the two differently)
+            if (seek && pos < 0)
+                throw new ArgumentOutOfRangeException(nameof(pos), $"seek to {pos} in {this}: negative position");
+            if (pos < 0 || pos > _length - n)
+                throw new EndOfStreamException(seek ? $"seek to {pos} past the end of {this} ({_length} bytes)"
+                    : $"read past EOF: {n} bytes at {pos} of {this} ({_length} bytes)");
         }
 
         private ObjectDisposedException Closed()
@@ -202,14 +182,11 @@ namespace NativeDir.Lucene
         private bool TryTake(int n, out ReadOnlySpan<byte> bytes)
         {
             byte* p = _cur;
-            if (_end - p >= n)
-            {
-                bytes = new ReadOnlySpan<byte>(p, n);
-                _cur = p + n;
-                return true;
-            }
-            bytes = default;
-            return false;
+            bytes = new ReadOnlySpan<byte>(p, n); // read only when the window holds it
+            if (_end - p < n)
+                return false;
+            _cur = p + n;
+            return true;
         }
 
         /// <inheritdoc/>
@@ -228,47 +205,36 @@ namespace NativeDir.Lucene
         public override int ReadVInt32()
         {
             byte* p = _cur;
-            if (_end - p >= 5)
+            if (_end - p < 5)
+                return base.ReadVInt32();
+            int b = *p++, v = b & 0x7F;
+            for (int shift = 7; b >= 0x80; shift += 7)
             {
-                int b = *p++;
-                int v = b & 0x7F;
-                for (int shift = 7; b >= 0x80; shift += 7)
-                {
-                    b = *p++;
-                    if (shift == 28)
-                    {
-                        if ((b & 0xF0) != 0)
-                            throw new IOException("Invalid vInt detected (too many bits)");
-                        v |= b << 28;
-                        break;
-                    }
-                    v |= (b & 0x7F) << shift;
-                }
-                _cur = p;
-                return v;
+                b = *p++;
+                if (shift == 28 && (b & 0xF0) != 0)
+                    throw new IOException("Invalid vInt detected (too many bits)");
+                v |= (b & 0x7F) << shift; // the fifth byte (< 0x10) ends the loop
             }
-            return base.ReadVInt32();
+            _cur = p;
+            return v;
         }
 
         /// <inheritdoc/>
         public override long ReadVInt64()
         {
             byte* p = _cur;
-            if (_end - p >= 9)
+            if (_end - p < 9)
+                return base.ReadVInt64();
+            long b = *p++, v = b & 0x7F;
+            for (int shift = 7; b >= 0x80; shift += 7)
             {
-                long b = *p++;
-                long v = b & 0x7F;
-                for (int shift = 7; b >= 0x80; shift += 7)
-                {
-                    if (shift > 56)
-                        throw new IOException("Invalid vLong detected (negative values disallowed)");
-                    b = *p++;
-                    v |= (b & 0x7F) << shift;
-                }
-                _cur = p;
-                return v;
+                if (shift > 56)
+                    throw new IOException("Invalid vLong detected (negative values disallowed)");
+                b = *p++;
+                v |= (b & 0x7F) << shift;
             }
-            return base.ReadVInt64();
+            _cur = p;
+            return v;
         }
 
         /// <summary>A cursor of its own on the same file (no native handle: see
@@ -284,10 +250,9 @@ namespace NativeDir.Lucene
             if (_file.Base == null)
             {
                 // the parent refills its buffer under the clone: the clone gets its own
-                long pos = Position;
                 c._buffer = null;
                 c._win = c._cur = c._end = null;
-                c._winStart = pos;
+                c._winStart = Position;
             }
             return c;
         }
@@ -307,7 +272,7 @@ namespace NativeDir.Lucene
                     $"negative {(offset < 0 ? "offset" : "length")} prefetching {this}");
             if (offset > _length - length)
                 throw new EndOfStreamException($"prefetch of {length} bytes at {offset} passes the end of {this} ({_length} bytes)");
-            _file.Prefetch(_offset + offset, length);
+            _file.Input.Prefetch(_offset + offset, length);
         }
 
         /// <summary>
@@ -317,12 +282,16 @@ namespace NativeDir.Lucene
         /// The file is shared, so its clones, its slicer and their slices get the advice too.
         /// </summary>
         /// <exception cref="ArgumentException">Anything but one of those three values.</exception>
-        public void UpdateReadAdvice(IoOptions advice) => _file.Advise(advice);
+        public void UpdateReadAdvice(IoOptions advice) => _file.Input.Advise(advice);
 
         /// <summary>Gives only this input's own range of the file (a slice's bytes) the access
         /// <paramref name="advice"/>; on a mapping that is the range's pages, on a descriptor
         /// the whole file (see nd_input_advise).</summary>
-        internal void AdviseRange(IoOptions advice) => _file.AdviseRange(_offset, _length, advice);
+        internal void AdviseRange(IoOptions advice)
+        {
+            using NativeInput range = _file.Input.Slice(_offset, _length);
+            range.Advise(advice);
+        }
 
         /// <summary>A slice of this input; an owner of the file until disposed.</summary>
         internal NativeIndexInput Slice(string description, long offset, long length)
@@ -335,7 +304,7 @@ namespace NativeDir.Lucene
             if (offset > _length - length)
                 throw new ArgumentException($"slice [{offset}, {offset}+{length}) is past the end of {this} ({_length} bytes)", nameof(length));
             _file.AddOwner();
-            return new NativeIndexInput(description, _file, _offset + offset, length, _bufferSize, owner: true);
+            return new NativeIndexInput(description, _file, _offset + offset, length, _bufferSize);
         }
 
         /// <inheritdoc/>

@@ -58,7 +58,9 @@ namespace NativeDir.Lucene
 
         internal bool Closed => Volatile.Read(ref _closed) != 0;
 
-        private NativeInput Open => Closed ? throw Disposed() : _input;
+        /// <summary>The file's one native input, for positional calls (nd_read_bytes, prefetch and
+        /// advice are thread-safe on it); ObjectDisposedException once the last owner is gone.</summary>
+        internal NativeInput Input => Closed ? throw Disposed() : _input;
 
         internal IoStrategy Strategy => _input.Strategy;
 
@@ -74,24 +76,6 @@ namespace NativeDir.Lucene
             ReadOnlySpan<byte> last = input.GetWindow(input.Length - 1);
             byte* l = (byte*)System.Runtime.CompilerServices.Unsafe.AsPointer(ref MemoryMarshal.GetReference(last));
             return l == b + (input.Length - 1) ? b : null;
-        }
-
-        /// <summary>Reads exactly <paramref name="dst"/>.Length bytes at <paramref name="offset"/>
-        /// of the file (thread-safe).</summary>
-        internal void Read(long offset, Span<byte> dst) => Open.ReadBytes(offset, dst);
-
-        /// <summary>nd_input_prefetch of [offset, offset + length) of the file.</summary>
-        internal void Prefetch(long offset, long length) => Open.Prefetch(offset, length);
-
-        /// <summary>nd_input_advise on the file: every input sharing it gets the advice.</summary>
-        internal void Advise(IoOptions advice) => Open.Advise(advice);
-
-        /// <summary>nd_input_advise on a native slice of [offset, offset + length): on a
-        /// mapping, only that range's pages get the advice.</summary>
-        internal void AdviseRange(long offset, long length, IoOptions advice)
-        {
-            using NativeInput range = Open.Slice(offset, length);
-            range.Advise(advice);
         }
 
         internal void AddOwner()

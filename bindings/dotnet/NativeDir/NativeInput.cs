@@ -26,11 +26,6 @@ namespace NativeDir
     /// </summary>
     public sealed unsafe class NativeInput : IDisposable
     {
-        // Cursor reads at least this big skip the window and go straight into the caller's memory
-        // (nd_read_bytes): the library's buffer size for this input, at most 64 KiB, as its own
-        // nd_read_buffered decides (one buffer-size policy: nd_input_buffer_size).
-        private const int MaxBypass = 64 * 1024;
-
         private readonly InputSafeHandle _h;
         private readonly long _length;
         private readonly int _bufferSize;
@@ -132,9 +127,9 @@ namespace NativeDir
         [MethodImpl(MethodImplOptions.NoInlining)]
         private byte ReadByteSlow()
         {
-            byte* p = Refill(Position, out _);
-            _cur = p + 1;
-            return *p;
+            byte b;
+            Load(Position, &b, 1);
+            return b;
         }
 
         /// <summary>Fills <paramref name="dst"/> from the cursor and advances it.</summary>
@@ -149,42 +144,8 @@ namespace NativeDir
                 _cur = p + dst.Length;
                 return;
             }
-            ReadBytesSlow(dst);
-        }
-
-        private void ReadBytesSlow(Span<byte> dst)
-        {
-            long pos = Position;
-            if (Volatile.Read(ref _disposed) != 0)
-                throw CursorDisposed();
-            if (dst.Length > _length - pos)
-                throw new EndOfStreamException(
-                    $"reading {dst.Length} bytes at {pos} of '{Name}' ({_length} bytes) passes its end");
-            byte* cur = _cur, end = _end; // read once: Dispose on another thread may null _end
-            if (end > cur)
-            {
-                int have = (int)(end - cur);
-                new ReadOnlySpan<byte>(cur, have).CopyTo(dst);
-                _cur = end;
-                dst = dst.Slice(have);
-                pos += have;
-            }
-            if (dst.Length >= Math.Min(_bufferSize, MaxBypass))
-            {
-                ReadBytes(pos, dst);
-                _win = _cur = _end = null;
-                _winStart = pos + dst.Length;
-                return;
-            }
-            while (!dst.IsEmpty)
-            {
-                byte* p = Refill(pos, out long avail);
-                int n = (int)Math.Min(dst.Length, avail);
-                new ReadOnlySpan<byte>(p, n).CopyTo(dst);
-                _cur = p + n;
-                dst = dst.Slice(n);
-                pos += n;
-            }
+            fixed (byte* d = dst)
+                Load(Position, d, dst.Length);
         }
 
         /// <summary>Reads exactly <c>dst.Length</c> bytes at <paramref name="offset"/> without
@@ -236,7 +197,10 @@ namespace NativeDir
                 return new ReadOnlySpan<byte>(at, (int)Math.Min(int.MaxValue, end - at));
             }
             long cursor = Position;
-            byte* p = Refill(pos, out long n);
+            if ((ulong)pos >= (ulong)_length)
+                throw new EndOfStreamException($"read past the end of '{Name}' ({_length} bytes) at {pos}");
+            long n = Load(pos, null, 0);
+            byte* p = _win;
             // keep the cursor where it was: inside the new window if it can be, else windowless
             if (cursor >= pos && cursor <= pos + n)
                 _cur = p + (cursor - pos);
@@ -248,38 +212,36 @@ namespace NativeDir
             return new ReadOnlySpan<byte>(p, (int)Math.Min(int.MaxValue, n));
         }
 
-        /// <summary>Makes [pos, ...) the cached window with the cursor at its start; returns its
-        /// pointer and length so callers never re-read _end, which Dispose on another thread may
-        /// null at any time.</summary>
-        private byte* Refill(long pos, out long available)
+        /// <summary>The cursor's one native call, where its window ends: reads
+        /// <paramref name="len"/> bytes at <paramref name="pos"/> into <paramref name="dst"/>
+        /// (nd_input_read_from: the rest of the window, refills or one read straight into
+        /// <paramref name="dst"/>, and the range check) and makes the window the one at
+        /// pos + len, with the cursor at its start; returns its length. On failure nothing is
+        /// consumed. Callers never re-read _end, which Dispose on another thread may null.</summary>
+        private long Load(long pos, byte* dst, int len)
         {
             if (Volatile.Read(ref _disposed) != 0)
                 throw CursorDisposed();
-            if ((ulong)pos >= (ulong)_length)
-            {
-                _win = _cur = _end = null;
-                _winStart = pos;
-                throw new EndOfStreamException($"read past the end of '{Name}' ({_length} bytes) at {pos}");
-            }
             // No SafeHandle reference around the call: the handle table makes a closed handle a
             // clean ND_E_BAD_HANDLE, and the window stays pinned until this cursor's next call.
-            byte* p;
+            byte* w;
             _pinned = true; // before the call: Dispose reads it after its nd_close
-            long n = Native.nd_input_window(_h.Value, pos, &p);
-            if (n <= 0)
+            long n = Native.nd_input_read_from(_h.Value, pos, dst, len, &w);
+            _win = _cur = _end = null; // the library may have refilled the buffer under the old one
+            _winStart = pos;
+            if (n < 0)
             {
-                _win = _cur = _end = null;
-                _winStart = pos;
                 if (n == Native.ND_E_BAD_HANDLE && Volatile.Read(ref _disposed) != 0)
                     throw Errors.Disposed(nameof(NativeInput)); // closed under us: the failed call released the window
-                throw Errors.For(n == 0 ? Native.ND_E_IO : n, Name);
+                throw Errors.For(n, Name);
             }
-            _win = p;
-            _cur = p;
-            _winStart = pos;
-            _end = p + n;
-            available = n;
-            return p;
+            _winStart = pos + len;
+            if (n > 0)
+            {
+                _win = _cur = w;
+                _end = w + n;
+            }
+            return n;
         }
 
         /// <summary>Lets the library free this input's window now (nd_input_unpin) instead of at

@@ -18,14 +18,14 @@ _unpack = ffi.unpack
 _buffer = ffi.buffer
 _new_raw = ffi.new_allocator(should_clear_after_alloc=False)  # read buffers are overwritten
 _read_bytes = lib.nd_read_bytes
-_read_buffered = lib.nd_read_buffered
-_input_seek = lib.nd_input_seek
+_read_from = lib.nd_input_read_from  # the cursor's read at a position: no native seek needed
 _close = lib.nd_close
 _input_length = lib.nd_input_length
 _new = ffi.new
 _INT64_OUT = ffi.typeof("int64_t *")
 _IO_RANDOM = lib.ND_IO_RANDOM
 _IO_SEQUENTIAL = lib.ND_IO_SEQUENTIAL
+_NO_WINDOW = ffi.NULL  # nd_input_read_from's window: a Python cursor takes none
 
 Buffer = Any  # any writable (or, for writes, readable) contiguous bytes-like object
 
@@ -88,7 +88,7 @@ class Input(io.RawIOBase):
         self._h = handle
         self._name = name
         self._pin = _UNPINNED  # (buffer, its cffi pointer, its length in bytes)
-        self._pos = 0  # may exceed the length after seek(); the native cursor stops at it
+        self._pos = 0  # may exceed the length after seek(): reads there return nothing
         out = _new(_INT64_OUT)
         rc = _input_length(handle, out)
         if rc < 0:
@@ -135,15 +135,12 @@ class Input(io.RawIOBase):
 
     def read_at(self, offset: int, n: int) -> bytes:
         """Returns exactly `n` bytes at `offset`; EOFError if they run past the end."""
-        h = self._h
-        if not h:
-            raise closed("input")
         if n < 0:
             raise ValueError(f"read_at: negative length {n}")
         p = _new_raw(_BYTES, n)
-        r = _read_bytes(h, offset, p, n)
+        r = _read_bytes(self._h, offset, p, n)  # closed: handle 0, refused (see _failed)
         if r < 0:
-            raise error(r)
+            raise self._failed(r)
         return _unpack(p, n)
 
     def readinto_at(self, buffer: Buffer, offset: int) -> int:
@@ -224,11 +221,11 @@ class Input(io.RawIOBase):
                     raise closed("input")
                 return 0
             n = left
-        r = _read_buffered(self._h, p, n)
+        r = _read_from(self._h, pos, p, n, _NO_WINDOW)
         if r < 0:
             raise self._failed(r)
-        self._pos = pos + r
-        return r
+        self._pos = pos + n
+        return n
 
     def read(self, size: Optional[int] = -1) -> bytes:
         """Reads up to `size` bytes at the cursor (all the rest if negative); ``b""`` at the end."""
@@ -242,10 +239,10 @@ class Input(io.RawIOBase):
         if n <= 0:
             return b""
         p = _new_raw(_BYTES, n)
-        r = _read_buffered(h, p, n)
+        r = _read_from(h, pos, p, n, _NO_WINDOW)
         if r < 0:
             raise error(r)
-        self._pos = pos + r
+        self._pos = pos + n
         return _unpack(p, n)
 
     def readall(self) -> bytes:
@@ -254,20 +251,13 @@ class Input(io.RawIOBase):
 
     def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
         """Moves the cursor like :meth:`io.IOBase.seek`; past the end, reads return ``b""``."""
-        h = self._handle()
-        if whence == os.SEEK_SET:
-            target = offset
-        elif whence == os.SEEK_CUR:
-            target = self._pos + offset
-        elif whence == os.SEEK_END:
-            target = self._len + offset
-        else:
+        self._handle()
+        if whence not in (os.SEEK_SET, os.SEEK_CUR, os.SEEK_END):
             raise ValueError(f"invalid whence ({whence}, should be 0, 1 or 2)")
+        # from the start, the cursor or the end (0, 1, 2 on every platform, as io's own)
+        target = offset + (0, self._pos, self._len)[whence]
         if target < 0:
             raise ValueError(f"negative seek position {target}")
-        rc = _input_seek(h, target if target < self._len else self._len)
-        if rc < 0:
-            raise error(rc)
         self._pos = target
         return target
 
@@ -306,19 +296,19 @@ class Input(io.RawIOBase):
 
     def clone(self) -> "Input":
         """A new input on the same file (and mapping) with its own cursor at 0."""
-        out = ffi.new("nd_handle *")
-        rc = lib.nd_input_clone(self._handle(), out)
-        if rc < 0:
-            raise error(rc)
-        return Input(out[0], self._name)
+        return Input(self._new_handle(lib.nd_input_clone), self._name)
 
     def slice(self, offset: int, length: int) -> "Input":
         """A new input on bytes ``[offset, offset + length)``; nothing outside is readable."""
+        return Input(self._new_handle(lib.nd_input_slice, offset, length), self._name)
+
+    def _new_handle(self, call: Any, *args: int) -> int:
+        """The handle nd_input_clone or nd_input_slice makes of this input's."""
         out = ffi.new("nd_handle *")
-        rc = lib.nd_input_slice(self._handle(), offset, length, out)
+        rc = call(self._handle(), *args, out)
         if rc < 0:
             raise error(rc)
-        return Input(out[0], self._name)
+        return out[0]
 
     def memoryview(self) -> memoryview:
         """A read-only memoryview over all bytes of a mapped input, without a copy.
@@ -330,17 +320,12 @@ class Input(io.RawIOBase):
         collection). The underlying pages are mapped read-only: writing
         through ``view.obj`` (the cffi buffer beneath) would kill the process.
         """
-        h = self._handle()
-        if self.strategy != Strategy.MAPPED:
+        if self.strategy != Strategy.MAPPED:  # raises on a closed input
             raise ValueError(f"memoryview() needs a mapped input; open {self._name!r} "
                              "with mmap=True")
         if self._len == 0:
             return memoryview(b"")
-        out = ffi.new("nd_handle *")
-        rc = lib.nd_input_clone(h, out)
-        if rc < 0:
-            raise error(rc)
-        view_handle = out[0]
+        view_handle = self._new_handle(lib.nd_input_clone)
         ptr = ffi.new("const uint8_t **")
         n = lib.nd_input_window(view_handle, 0, ptr)
         if n < 0:

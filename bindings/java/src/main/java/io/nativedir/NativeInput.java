@@ -4,12 +4,11 @@ import io.nativedir.jni.nativedir;
 import java.io.Closeable;
 import java.io.EOFException;
 import java.io.IOException;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.lang.ref.Cleaner;
 import java.nio.ByteBuffer;
 import java.nio.ReadOnlyBufferException;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicLongFieldUpdater;
 
 /**
  * A file open for reading.
@@ -33,21 +32,13 @@ import java.util.Objects;
  */
 public abstract sealed class NativeInput implements Closeable, Cloneable
     permits NativeInput.Mapped, NativeInput.Buffered {
-  private static final VarHandle HANDLE;
-
-  static {
-    try {
-      HANDLE = MethodHandles.lookup().findVarHandle(NativeInput.class, "handle", long.class);
-    } catch (ReflectiveOperationException e) {
-      throw new ExceptionInInitializerError(e);
-    }
-  }
+  private static final AtomicLongFieldUpdater<NativeInput> HANDLE =
+      AtomicLongFieldUpdater.newUpdater(NativeInput.class, "handle");
 
   private volatile long handle; // 0 once closed
   private final long raw; // the handle's value, kept after close: its window may stay pinned
   private final String name;
   private final long length;
-  private final int bufferSize;
   private final Mapping mapping; // null unless the input is mapped
   private final long base; // file offset of this input's byte 0 (slices)
   // a mapped input within one chunk of the mapping (every file under 1 GiB): all of its bytes,
@@ -64,17 +55,13 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
   private long winStart;
   // Buffered inputs: a window call was made, so close leaves a pinned window (see close)
   private volatile boolean windowed;
-  // Cursor reads at least min(bufferSize, this) long skip the window (nd_read_buffered's rule)
-  private static final int MAX_BYPASS = 64 * 1024;
   private static final Cleaner CLEANER = Cleaner.create();
 
-  NativeInput(long handle, String name, long length, int bufferSize, Mapping mapping,
-      long base) {
+  NativeInput(long handle, String name, long length, Mapping mapping, long base) {
     this.handle = handle;
     this.raw = handle;
     this.name = name;
     this.length = length;
-    this.bufferSize = bufferSize;
     this.mapping = mapping;
     this.base = base;
     ByteBuffer whole = null;
@@ -93,20 +80,14 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
       long length = nativedir.nd_input_length(h);
       boolean mapped = nativedir.nd_input_strategy(h) == nativedir.ND_STRATEGY_MAPPED;
       Mapping mapping = mapped ? Mapping.of(h, length) : null;
-      // the library chooses the cursor buffer's size (strategy, advice, length) in one place
-      int bufferSize = (int) nativedir.nd_input_buffer_size(h);
-      return make(h, name, length, bufferSize, mapping, 0);
+      return make(h, name, length, mapping, 0);
     } catch (IOException | RuntimeException | Error e) {
-      closeQuietly(h, e);
+      try {
+        nativedir.nd_close(h);
+      } catch (IOException | RuntimeException suppressed) {
+        e.addSuppressed(suppressed);
+      }
       throw e;
-    }
-  }
-
-  private static void closeQuietly(long h, Throwable cause) {
-    try {
-      nativedir.nd_close(h);
-    } catch (IOException | RuntimeException e) {
-      cause.addSuppressed(e);
     }
   }
 
@@ -125,8 +106,8 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
   }
 
   /** The size of this input's own cursor buffer (the library's choice: nd_input_buffer_size). */
-  int bufferSize() {
-    return bufferSize;
+  int bufferSize() throws IOException {
+    return (int) nativedir.nd_input_buffer_size(handle());
   }
 
   /** The file's name in its directory. */
@@ -177,11 +158,15 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
   public void read(long offset, byte[] dst, int off, int len) throws IOException {
     Objects.checkFromIndexSize(off, len, dst.length);
     long h = handle();
-    if (mapping != null) {
-      checkRange(offset, len);
-      copyMapped(offset, dst, off, len);
-    } else {
+    if (mapping == null) {
       nativedir.nd_read_into_array(h, offset, dst, off, len);
+      return;
+    }
+    checkRange(offset, len);
+    if (all != null) {
+      all.get((int) offset, dst, off, len);
+    } else {
+      mapping.copy(base + offset, dst, off, len);
     }
   }
 
@@ -203,34 +188,18 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
     int p = dst.position();
     if (mapping != null) {
       checkRange(offset, len);
-      copyMapped(offset, dst, len);
-      return;
     }
-    if (dst.isDirect()) {
+    if (mapping != null && all == null) {
+      mapping.copy(base + offset, dst, len); // moves dst's position
+      return;
+    } else if (mapping != null) {
+      dst.put(p, all, (int) offset, len);
+    } else if (dst.isDirect()) {
       nativedir.nd_read_into_buffer(h, offset, dst, p, len);
     } else {
       nativedir.nd_read_into_array(h, offset, dst.array(), dst.arrayOffset() + p, len);
     }
     dst.position(p + len);
-  }
-
-  // [offset, offset + len) of this mapped input, already range-checked
-  private void copyMapped(long offset, byte[] dst, int off, int len) {
-    if (all != null) {
-      all.get((int) offset, dst, off, len);
-    } else {
-      mapping.copy(base + offset, dst, off, len);
-    }
-  }
-
-  private void copyMapped(long offset, ByteBuffer dst, int len) {
-    if (all != null) {
-      int p = dst.position();
-      dst.put(p, all, (int) offset, len);
-      dst.position(p + len);
-    } else {
-      mapping.copy(base + offset, dst, len);
-    }
   }
 
   private void checkRange(long offset, long len) throws EOFException {
@@ -288,8 +257,8 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
    * where an exception per refill would cost more than the branch.
    */
   static final class Mapped extends NativeInput {
-    Mapped(long handle, String name, long length, int bufferSize, Mapping mapping, long base) {
-      super(handle, name, length, bufferSize, mapping, base);
+    Mapped(long handle, String name, long length, Mapping mapping, long base) {
+      super(handle, name, length, mapping, base);
       if (length > 0) {
         // loaded now, so that the first byte read does not take the slow path either: a slow
         // path the JIT has never seen taken is compiled out of the loop
@@ -308,8 +277,8 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
   }
 
   static final class Buffered extends NativeInput {
-    Buffered(long handle, String name, long length, int bufferSize, long base) {
-      super(handle, name, length, bufferSize, null, base);
+    Buffered(long handle, String name, long length, long base) {
+      super(handle, name, length, null, base);
     }
 
     @Override
@@ -322,10 +291,9 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
     }
   }
 
-  private static NativeInput make(long h, String name, long length, int bufferSize,
-      Mapping mapping, long base) {
-    return mapping != null ? new Mapped(h, name, length, bufferSize, mapping, base)
-                           : new Buffered(h, name, length, bufferSize, base);
+  private static NativeInput make(long h, String name, long length, Mapping mapping, long base) {
+    return mapping != null ? new Mapped(h, name, length, mapping, base)
+                           : new Buffered(h, name, length, base);
   }
 
   final byte readByteSlow() throws IOException {
@@ -345,13 +313,27 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
       winStart = p;
       return;
     }
-    long h = cursorHandle();
-    win = EMPTY; // a failed call leaves nothing stale behind: the old window is released by it
-    winStart = p;
-    windowed = true; // before the call: close reads it after its nd_close
     // nd_input_window releases this handle's previous window and pins the new one; on a handle
     // closed by another thread it throws IllegalStateException (ND_E_BAD_HANDLE) and releases it
-    win = nativedir.nd_input_window(h, p);
+    win = nativedir.nd_input_window(beforeCall(p), p);
+  }
+
+  /**
+   * What a window call needs first: a failed call leaves nothing stale behind (the old window is
+   * released by it, and the library may refill the buffer under it) and the cursor at p.
+   */
+  private long beforeCall(long p) {
+    long h = cursorHandle();
+    win = EMPTY;
+    winStart = p;
+    windowed = true; // before the call: close reads it after its nd_close
+    return h;
+  }
+
+  /** After nd_input_read_from's read of [p, end): the window it returned (null: none). */
+  private void after(long end, ByteBuffer w) {
+    win = w != null ? w : EMPTY;
+    winStart = end;
   }
 
   /**
@@ -381,31 +363,21 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
   /** Reads exactly {@code len} bytes at the cursor; on EOFException the cursor does not move. */
   public void read(byte[] dst, int off, int len) throws IOException {
     Objects.checkFromIndexSize(off, len, dst.length);
-    long h = cursorHandle();
-    long p = winStart + win.position();
-    checkRange(p, len);
+    cursorHandle();
+    ByteBuffer w = win;
+    if (len <= w.remaining()) {
+      w.get(dst, off, len);
+      return;
+    }
+    long p = winStart + w.position();
     if (mapping != null) {
-      copyMapped(p, dst, off, len);
+      read(p, dst, off, len);
       moveTo(p + len);
       return;
     }
-    int done = Math.min(len, win.remaining());
-    win.get(dst, off, done);
-    if (len - done >= bypass()) {
-      nativedir.nd_read_into_array(h, p + done, dst, off + done, len - done); // big: no window
-      moveTo(p + len);
-      return;
-    }
-    while (done < len) {
-      load(p + done);
-      int n = Math.min(len - done, win.remaining());
-      win.get(dst, off + done, n);
-      done += n;
-    }
-  }
-
-  private int bypass() {
-    return Math.min(bufferSize, MAX_BYPASS);
+    // the rest of the read is the library's (nd_input_read_from: what the buffer holds, refills
+    // or one read straight into dst, the range check), and the window after it
+    after(p + len, nativedir.nd_input_read_into_array(beforeCall(p), p, dst, off, len));
   }
 
   /** Reads exactly {@code dst.length} bytes at the cursor. */
@@ -419,31 +391,23 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
       throw new ReadOnlyBufferException();
     }
     cursorHandle();
-    long p = winStart + win.position();
+    ByteBuffer w = win;
     int len = dst.remaining();
-    checkRange(p, len);
-    if (mapping != null) {
-      copyMapped(p, dst, len);
+    int at = dst.position();
+    long p = winStart + w.position();
+    if (len <= w.remaining()) {
+      dst.put(at, w, w.position(), len);
+      w.position(w.position() + len);
+    } else if (mapping != null) {
+      read(p, dst);
       moveTo(p + len);
       return;
+    } else {
+      long h = beforeCall(p);
+      after(p + len, dst.isDirect() ? nativedir.nd_input_read_into_buffer(h, p, dst, at, len)
+          : nativedir.nd_input_read_into_array(h, p, dst.array(), dst.arrayOffset() + at, len));
     }
-    int done = 0;
-    while (true) {
-      int n = Math.min(len - done, win.remaining());
-      dst.put(dst.position(), win, win.position(), n);
-      dst.position(dst.position() + n);
-      win.position(win.position() + n);
-      done += n;
-      if (done == len) {
-        return;
-      }
-      if (len - done >= bypass()) {
-        read(p + done, dst); // big: no window
-        moveTo(p + len);
-        return;
-      }
-      load(p + done);
-    }
+    dst.position(at + len);
   }
 
   // ---- views ----
@@ -456,7 +420,7 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
   public NativeInput clone() {
     try {
       long h = nativedir.nd_input_clone(handle());
-      return make(h, name, length, bufferSize, mapping, base);
+      return make(h, name, length, mapping, base);
     } catch (IOException e) {
       throw new java.io.UncheckedIOException(e);
     }
@@ -468,7 +432,7 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
    */
   public NativeInput slice(long offset, long len) throws IOException {
     long h = nativedir.nd_input_slice(handle(), offset, len);
-    return make(h, name, len, bufferSize, mapping, base + offset);
+    return make(h, name, len, mapping, base + offset);
   }
 
   /**
@@ -511,7 +475,7 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
   /** Releases the handle. Idempotent. Mapped buffers handed out stay valid (see mappedBuffer). */
   @Override
   public void close() throws IOException {
-    long h = (long) HANDLE.getAndSet(this, 0L);
+    long h = HANDLE.getAndSet(this, 0L);
     if (h == 0) {
       return;
     }
