@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import enum
+import errno
 import io
+import operator
 import os
 from typing import Any, Optional
 
@@ -33,6 +35,10 @@ Buffer = Any  # any writable (or, for writes, readable) contiguous bytes-like ob
 # can pass, so the hot paths' identity test needs no separate "is empty" test.
 _NO_BUFFER = object()
 _UNPINNED = (_NO_BUFFER, None, 0)
+
+
+class _SeekError(OSError, ValueError):
+    """A seek io.FileIO refuses with OSError(EINVAL); also a ValueError, as this class raised before."""
 
 
 class Strategy(enum.IntEnum):
@@ -201,6 +207,15 @@ class Input(io.RawIOBase):
         self._handle()
         return True
 
+    def writable(self) -> bool:
+        self._handle()
+        return False
+
+    def write(self, b: Buffer) -> int:  # type: ignore[override]
+        """Refused, as by a file opened for reading."""
+        self._handle()
+        raise io.UnsupportedOperation("File not open for writing")
+
     def readinto(self, buffer: Buffer) -> int:  # type: ignore[override]
         """Reads up to ``len(buffer)`` bytes at the cursor into `buffer`; 0 at the end.
 
@@ -232,6 +247,8 @@ class Input(io.RawIOBase):
         h = self._h
         if not h:
             raise closed("input")
+        if size is not None and type(size) is not int:
+            size = operator.index(size)  # as FileIO: a float is a TypeError, not a length
         pos = self._pos
         n = self._len - pos
         if size is not None and 0 <= size < n:
@@ -252,12 +269,13 @@ class Input(io.RawIOBase):
     def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
         """Moves the cursor like :meth:`io.IOBase.seek`; past the end, reads return ``b""``."""
         self._handle()
+        offset = operator.index(offset)  # as FileIO: a float is a TypeError
         if whence not in (os.SEEK_SET, os.SEEK_CUR, os.SEEK_END):
-            raise ValueError(f"invalid whence ({whence}, should be 0, 1 or 2)")
+            raise _SeekError(errno.EINVAL, f"invalid whence ({whence}, should be 0, 1 or 2)")
         # from the start, the cursor or the end (0, 1, 2 on every platform, as io's own)
         target = offset + (0, self._pos, self._len)[whence]
         if target < 0:
-            raise ValueError(f"negative seek position {target}")
+            raise _SeekError(errno.EINVAL, f"negative seek position {target}")
         self._pos = target
         return target
 

@@ -46,20 +46,19 @@ argument type         (arguments parsed first)                                  
                                                                                      raises ValueError" wins
 ====================  ==========================  =================================  ======================================
 
-Pending (each an xfail(strict=True) test below; the fixes are lines in
-_input.py, which another change owns right now; once applied set
-INPUT_FIXES_APPLIED and the sweep draws these steps too):
+Fixed in _input.py (each has a test below that failed before its fix, and the
+sweep draws these steps too; `pending=False` leaves them out, to see the rest):
 
 * Input.seek to a negative position, or with whence not 0/1/2: FileIO raises
-  OSError(EINVAL); Input raises ValueError. (test_input.py expects ValueError:
+  OSError(EINVAL); Input raised ValueError. (test_input.py expects ValueError:
   an exception class that is both OSError(EINVAL) and ValueError, as
   io.UnsupportedOperation is both, satisfies both; the sweep accepts any
   OSError subclass with errno EINVAL.)
 * Input.read(1.5) / seek(1.5): FileIO raises TypeError; Input reads a byte
-  when 1.5 >= what is left, and seek(1000.5) sets tell() to 1000.5.
-* Input.writable() on a closed input: FileIO raises ValueError; Input answers
+  when 1.5 >= what is left, and seek(1000.5) set tell() to 1000.5.
+* Input.writable() on a closed input: FileIO raises ValueError; Input answered
   False (io.IOBase's default).
-* Input.write(...): FileIO raises io.UnsupportedOperation; Input raises
+* Input.write(...): FileIO raises io.UnsupportedOperation; Input raised
   NotImplementedError (io.RawIOBase's default).
 """
 from __future__ import annotations
@@ -131,9 +130,6 @@ def file_bytes(n: int, seed: int) -> bytes:
 
 LENGTHS = [0, 1, 4097, 70_001]
 STEPS = 400  # per (length, configuration); see SWEEP_SIZE below
-# The pending _input.py fixes (module notes): once applied, set this True
-# (the sweep then generates those steps too) and delete the xfail marks below.
-INPUT_FIXES_APPLIED = False
 
 
 def make_buffer(kind: str, size: int) -> Any:
@@ -334,13 +330,11 @@ def accepted_input(op: Tuple[Any, ...], model: Outcome, ours: Outcome, f: Any) -
     if f.closed and model[:2] in (("raise", TypeError), ("raise", BufferError)) and (
             op[0] in ("bad_arg", "readinto")):
         return ours[:2] == ("raise", ValueError)  # closed is reported before the argument
-    if not INPUT_FIXES_APPLIED and op[:2] == ("query", "writable") and f.closed:
-        return ours == ("ok", False)  # pending: see test_pending_input_writable_after_close
     return False
 
 
 def sweep_input(model: io.FileIO, inp: nativedir.Input, seed: int, config: str,
-                steps: int = STEPS, pending: bool = INPUT_FIXES_APPLIED,
+                steps: int = STEPS, pending: bool = True,
                 only: Optional[Callable[[Tuple[Any, ...]], bool]] = None) -> int:
     """Runs `steps` random operations on both; returns how many were compared."""
     r = random.Random(seed)
@@ -497,10 +491,6 @@ def test_buffered_reader_over_input_is_over_fileio(nd: nativedir.Directory, fold
             try:
                 for _ in range(STEPS // 2):
                     op = buffered_step(r, length)
-                    if op[0] == "seek" and not ours.closed and not INPUT_FIXES_APPLIED:
-                        base = {0: 0, 1: ours.tell(), 2: length}[op[2]]
-                        if base + op[1] < 0:
-                            continue  # raw's negative seek: pending, see the module notes
                     done.append(op)
                     m = outcome(run_buffered_op(model, op), model)
                     o = outcome(run_buffered_op(ours, op), ours)
@@ -514,7 +504,7 @@ def test_buffered_reader_over_input_is_over_fileio(nd: nativedir.Directory, fold
     assert compared > 1000
 
 
-# ---- pending differences in _input.py (strict xfail: they must fail until fixed) ----
+# ---- differences _input.py had (each failed before its fix) ----
 
 def one_step(nd: nativedir.Directory, folder: Path, op: Tuple[Any, ...]) -> None:
     data = file_bytes(100, 5)
@@ -526,25 +516,16 @@ def one_step(nd: nativedir.Directory, folder: Path, op: Tuple[Any, ...]) -> None
             fail(0, "pending", [op], m, o)
 
 
-@pytest.mark.xfail(strict=True, raises=Divergence, reason=(
-    "_input.py Input.seek raises ValueError for a negative target or an unknown whence; "
-    "FileIO raises OSError(EINVAL). Fix: raise an OSError(errno.EINVAL, ...) there (a class "
-    "that is also a ValueError keeps test_input.py's expectation)"))
 @pytest.mark.parametrize("op", [("seek", -1, 0), ("seek", -101, 1), ("seek", -1000, 2),
                                 ("seek", 0, 9)], ids=str)
-def test_pending_input_seek_negative_is_oserror_einval(nd: nativedir.Directory, folder: Path,
+def test_input_seek_negative_is_oserror_einval(nd: nativedir.Directory, folder: Path,
                                                        op: Tuple[Any, ...]) -> None:
     one_step(nd, folder, op)
 
 
-@pytest.mark.xfail(strict=True, raises=Divergence, reason=(
-    "_input.py Input.read/seek take a float: read(1.5) reads (moving the cursor) when 1.5 is "
-    "at least what is left, seek(1.5) sets tell() to 1.5; FileIO raises TypeError. Fix: "
-    "size = operator.index(size) in read (None stays -1) and offset = operator.index(offset) "
-    "in seek"))
 @pytest.mark.parametrize("op", [("bad_arg", "read_float"), ("bad_arg", "seek_float_past")],
                          ids=str)
-def test_pending_input_float_arguments_are_typeerror(nd: nativedir.Directory, folder: Path,
+def test_input_float_arguments_are_typeerror(nd: nativedir.Directory, folder: Path,
                                                      op: Tuple[Any, ...]) -> None:
     data = file_bytes(100, 5)
     (folder / "p.bin").write_bytes(data)
@@ -558,10 +539,7 @@ def test_pending_input_float_arguments_are_typeerror(nd: nativedir.Directory, fo
                 fail(0, "pending", [op, step], m, o)
 
 
-@pytest.mark.xfail(strict=True, raises=Divergence, reason=(
-    "_input.py Input has no writable(): io.IOBase's returns False on a closed input; FileIO "
-    "raises ValueError. Fix: def writable(self): self._handle(); return False"))
-def test_pending_input_writable_after_close(nd: nativedir.Directory, folder: Path) -> None:
+def test_input_writable_after_close(nd: nativedir.Directory, folder: Path) -> None:
     (folder / "p.bin").write_bytes(b"abc")
     inp = nd.open_input("p.bin")
     model = io.FileIO(folder / "p.bin", "rb")
@@ -573,11 +551,7 @@ def test_pending_input_writable_after_close(nd: nativedir.Directory, folder: Pat
         fail(0, "pending", [("close",), ("query", "writable")], m, o)
 
 
-@pytest.mark.xfail(strict=True, raises=Divergence, reason=(
-    "_input.py Input has no write(): io.RawIOBase's raises NotImplementedError; FileIO('rb') "
-    "raises io.UnsupportedOperation. Fix: def write(self, b): self._handle(); "
-    "raise io.UnsupportedOperation('File not open for writing')"))
-def test_pending_input_write_is_unsupported(nd: nativedir.Directory, folder: Path) -> None:
+def test_input_write_is_unsupported(nd: nativedir.Directory, folder: Path) -> None:
     one_step(nd, folder, ("write", b"x"))
 
 
