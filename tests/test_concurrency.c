@@ -422,6 +422,40 @@ static void closing_a_clone_leaves_the_file_to_the_others(void **state)
     }
 }
 
+/* A ring read in flight is a call like any other: closing its input (window pinned) leaves
+ * the file to the read, which returns the right bytes, and the reap, the last user, lets go
+ * of the file (io_uring: the ring's registered slot too), so no descriptor is left after it. */
+static void ring_read_in_flight_keeps_the_file_of_a_closed_pinned_input(void **state)
+{
+    tst_env *env = *state;
+    uint8_t *data = tst_put_random(env, "f", FILE_LEN, 80);
+    static const uint32_t backends[] = {0, ND_RING_FORCE_THREADS};
+    for (size_t b = 0; b < 2; b++) {
+        for (size_t f = 0; f < N_UNMAPPED; f++) {
+            nd_handle ring, h;
+            const uint8_t *p;
+            uint8_t buf[8192];
+            assert_status(ND_OK, nd_ring_open(4, backends[b], &ring));
+            assert_status(ND_OK, nd_open_input(env->dir, "f", unmapped_flags[f], &h));
+            int64_t n = nd_input_window(h, 4096, &p);
+            assert_true(n >= 1);
+            assert_status(ND_OK, nd_ring_submit_read(ring, h, 65536, buf, sizeof buf, 5));
+            assert_status(ND_OK, nd_close(h));
+            uint64_t tag = 0;
+            int64_t result = 0;
+            assert_status(1, nd_ring_reap(ring, &tag, &result, 1, 10000));
+            assert_int_equal(tag, 5);
+            assert_status(sizeof buf, result);
+            assert_memory_equal(buf, data + 65536, sizeof buf);
+            assert_files_open(env, 0); /* the reap let go of it, pin or not */
+            assert_memory_equal(p, data + 4096, (size_t)(n < 512 ? n : 512));
+            assert_status(ND_OK, nd_input_unpin(h));
+            assert_status(ND_OK, nd_close(ring));
+        }
+    }
+    free(data);
+}
+
 /* One thread reads a pinned input positionally while another closes it; then the closer
  * opens another file, which takes the lowest free descriptor number: a descriptor closed
  * under a read in flight would be that number, and the read would return the other
@@ -1294,6 +1328,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(closed_input_lets_go_of_its_file_under_a_pinned_window, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(closing_a_clone_leaves_the_file_to_the_others, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(close_races_positional_reads_under_a_pin, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(ring_read_in_flight_keeps_the_file_of_a_closed_pinned_input, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(closes_race_window_readers, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(shared_handle_closed_under_readers, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(stale_handles_under_slot_churn, tst_setup, tst_teardown),
