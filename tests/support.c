@@ -233,6 +233,15 @@ uint8_t *tst_read_file(const char *path, size_t *len)
     return buf;
 }
 
+int tst_remove_file(const char *path)
+{
+#ifdef _WIN32
+    return _wremove(WPATH(path)) == 0 ? 0 : -1;
+#else
+    return unlink(path) == 0 ? 0 : -1;
+#endif
+}
+
 int tst_path_exists(const char *path)
 {
 #ifdef _WIN32
@@ -534,6 +543,29 @@ int tst_open_fds(int *fds, int max)
     closedir(d);
     qsort(fds, (size_t)n, sizeof(int), by_int);
     return n;
+}
+
+int tst_fds_under(const char *dir)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (d == NULL)
+        return -1;
+    size_t dlen = strlen(dir);
+    int count = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        char link[300], target[TST_PATH_MAX];
+        snprintf(link, sizeof link, "/proc/self/fd/%s", de->d_name);
+        ssize_t n = readlink(link, target, sizeof target - 1);
+        if (n <= 0)
+            continue;
+        target[n] = '\0';
+        /* the files in dir, not dir itself (a test's directory handle) */
+        if (strncmp(target, dir, dlen) == 0 && target[dlen] == '/')
+            count++;
+    }
+    closedir(d);
+    return count;
 }
 
 int tst_fd_cloexec(int fd)

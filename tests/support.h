@@ -46,6 +46,9 @@ int tst_write_file(const char *path, const void *data, size_t len);
 /* malloc'd contents (NULL if unreadable); *len = its length. */
 uint8_t *tst_read_file(const char *path, size_t *len);
 int tst_path_exists(const char *path); /* lstat-style: a dangling link exists */
+/* Deletes one file (unlink; _wremove on Windows, which refuses, or leaves the
+ * name taken, while the file is still open); 0 or -1. */
+int tst_remove_file(const char *path);
 int64_t tst_file_size(const char *path); /* -1 if missing */
 /* Writes len bytes at offset of an existing file (offsets past 4 GiB too). */
 int tst_write_at(const char *path, int64_t offset, const void *data, size_t len);
@@ -101,6 +104,9 @@ int tst_chmod(const char *path, unsigned mode);
 /* The process's open descriptors (from /proc/self/fd or /dev/fd), ascending;
  * returns how many (at most max), or -1. */
 int tst_open_fds(int *fds, int max);
+/* How many of the process's descriptors are open on a file under dir (by
+ * /proc/self/fd's links, so Linux only: -1 where there is no /proc). */
+int tst_fds_under(const char *dir);
 /* 1 if descriptor fd has FD_CLOEXEC, 0 if not, -1 if it is not open. */
 int tst_fd_cloexec(int fd);
 

@@ -190,29 +190,6 @@ static table_view listed_table(const char *dir)
     return v;
 }
 
-/* Descriptors of this process open on a file under dir. */
-static int fds_under(const char *dir)
-{
-    int count = 0;
-    DIR *d = opendir("/proc/self/fd");
-    if (d == NULL)
-        return -1;
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL) {
-        char link[300], target[TST_PATH_MAX];
-        snprintf(link, sizeof link, "/proc/self/fd/%s", de->d_name);
-        ssize_t n = readlink(link, target, sizeof target - 1);
-        if (n <= 0)
-            continue;
-        target[n] = '\0';
-        /* the files in dir, not dir itself (the test's directory handle) */
-        if (strncmp(target, dir, strlen(dir)) == 0 && target[strlen(dir)] == '/')
-            count++;
-    }
-    closedir(d);
-    return count;
-}
-
 /* ---- the workload ---- */
 
 /* Opens the default ring; 0 (and a loud skip) where it is not io_uring. */
@@ -357,7 +334,7 @@ static void test_registered_files(void **state)
     /* each close let go of its file in every ring: the descriptors are gone,
      * and the kernel's table lists none of the files (an empty listing may
      * also be a listing the kernel skipped: the descriptors are what counts) */
-    assert_int_equal(fds_under(e->env.dir_path), 0);
+    assert_int_equal(tst_fds_under(e->env.dir_path), 0);
     assert_int_equal(read_table(e->env.dir_path).ours, 0);
     /* and registers again when reads come back */
     open_all(e, in);
@@ -366,7 +343,7 @@ static void test_registered_files(void **state)
     assert_true(v.ours > 0);
     close_all(in);
     assert_status(ND_OK, nd_close(ring));
-    assert_int_equal(fds_under(e->env.dir_path), 0);
+    assert_int_equal(tst_fds_under(e->env.dir_path), 0);
 }
 
 /* The file whose slot a read takes is let go of with that read, not after:
@@ -411,7 +388,7 @@ static void test_replaced_file_closes_with_its_input(void **state)
             continue;
         char name[16];
         assert_status(ND_OK, nd_close(in[old]));
-        if (fds_under(e->env.dir_path) != OPEN - 1)
+        if (tst_fds_under(e->env.dir_path) != OPEN - 1)
             strays++;
         assert_status(ND_OK, nd_open_input(e->env.dir, fname(name, old), 0, &in[old]));
     }
@@ -424,7 +401,7 @@ static void test_replaced_file_closes_with_its_input(void **state)
     for (int i = 0; i < OPEN; i++)
         assert_status(ND_OK, nd_close(in[i]));
     assert_status(ND_OK, nd_close(ring));
-    assert_int_equal(fds_under(e->env.dir_path), 0);
+    assert_int_equal(tst_fds_under(e->env.dir_path), 0);
     free(buf);
 }
 
@@ -484,7 +461,7 @@ static void test_ring_close_lets_files_go(void **state)
     mixed_reads(e, ring, in, 300, 3, 1);
     close_all(in);
     assert_status(ND_OK, nd_close(ring)); /* before any idle sweep */
-    assert_int_equal(fds_under(e->env.dir_path), 0);
+    assert_int_equal(tst_fds_under(e->env.dir_path), 0);
 }
 
 /* ND_RING_NO_REGISTER: no table, plain descriptors, the same bytes. */
@@ -564,7 +541,7 @@ static int let_go_within(const char *dir, int table, int ms)
 {
     for (int waited = 0;; waited += 5) {
         table_view v = table ? read_table(dir) : (table_view){0, 0, 0};
-        if (fds_under(dir) == 0 && v.slots >= 0 && v.ours == 0)
+        if (tst_fds_under(dir) == 0 && v.slots >= 0 && v.ours == 0)
             return 1;
         if (waited >= ms)
             return 0;
@@ -594,7 +571,7 @@ static void test_close_lets_go_at_once(void **state)
         assert_int_equal(v.ours, 1); /* read through the table */
         /* an input still open keeps its file, whatever the ring does meanwhile */
         pause_ms(50);
-        assert_int_equal(fds_under(e->env.dir_path), 1);
+        assert_int_equal(tst_fds_under(e->env.dir_path), 1);
         assert_false(wait_event(ino, IN_CLOSE_NOWRITE, 0));
         assert_status(ND_OK, nd_close(in));
         /* the kernel's last reference to the open file is gone: it reports the close */
@@ -660,7 +637,7 @@ static void test_two_rings_one_file(void **state)
         int first = order == 0 ? -1 : order - 1;
         if (first >= 0) {
             assert_status(ND_OK, nd_close(ring[first]));
-            assert_int_equal(fds_under(e->env.dir_path), 1); /* the input keeps it */
+            assert_int_equal(tst_fds_under(e->env.dir_path), 1); /* the input keeps it */
             read_once(e, ring[1 - first], in, 11);
         }
         assert_status(ND_OK, nd_close(in));
@@ -887,7 +864,7 @@ static void test_two_rings_race(void **state)
         }
         pthread_barrier_wait(&start);
         pthread_barrier_wait(&done);
-        assert_int_equal(fds_under(e->env.dir_path), 0);
+        assert_int_equal(tst_fds_under(e->env.dir_path), 0);
         counted = counted && count_events(ino, &opens, &closes);
         if (counted && opens != closes)
             fail_msg("round %d: %ld opens, %ld closes (a ring kept a file)", round, opens, closes);

@@ -226,8 +226,11 @@ ND_EXTERN int64_t nd_read_buffered(nd_handle input, void *dst, int64_t len);
  * be handed to another thread between window calls), so a close racing a
  * reader never frees memory under it; the reader's next window call gets
  * ND_E_BAD_HANDLE and releases the memory then. Done with a window, call
- * nd_input_unpin (before or after nd_close), or its memory, and the input's
- * file, stay until you do.
+ * nd_input_unpin (before or after nd_close), or its memory stays until you
+ * do. The file does not wait for the pin: the window of an input that is not
+ * mapped is its own buffer, so nd_close closes the file's descriptor (if no
+ * clone or slice still uses it) as if no window were pinned; a mapped input's
+ * window is the mapping, which stays until the pin goes.
  */
 ND_EXTERN int64_t nd_input_window(nd_handle input, int64_t pos, const uint8_t **out_ptr);
 
@@ -284,9 +287,10 @@ ND_EXTERN int32_t nd_output_strategy(nd_handle output);
  * fsync (call nd_output_sync first). A second close gets ND_E_BAD_HANDLE.
  * Closing a directory leaves its inputs, outputs and locks working. Closing
  * the last input, clone or slice of a file closes the file before it returns
- * (a deleted file's space is freed), even if a ring read it, unless a ring
- * read of it is still in flight: then the file closes when that read is
- * reaped or its ring closed. Closing a ring wakes its reaper, waits for the
+ * (a deleted file's space is freed), even if a ring read it or a window of
+ * it is still pinned (nd_input_window: a mapped input keeps its mapping until
+ * the pin goes), unless a read of it is still in flight: then the file
+ * closes when that read returns (a ring's: is reaped or its ring closed). Closing a ring wakes its reaper, waits for the
  * reads in flight to finish (their buffers are not written after it returns)
  * and drops their completions.
  */
@@ -311,8 +315,9 @@ ND_EXTERN int32_t nd_output_flush(nd_handle output);
  * Releases the memory the last nd_input_window of this handle pinned (see
  * there), if any: call it when no thread can still read that window (a C
  * caller done with it, a binding's finalizer). Works on a handle already
- * closed while its window is pinned (then the input's file, buffer and
- * mapping are released now); ND_OK whether or not a window was pinned;
+ * closed while its window is pinned (then its buffer or mapping is
+ * released now: the file of an input that is not mapped went with the
+ * close); ND_OK whether or not a window was pinned;
  * ND_E_BAD_HANDLE once nothing of the handle is left. Stable (ND_1.1): a C
  * caller needs it to finish with a window of nd_input_window (ND_1), and the
  * Java, .NET and Python bindings release their windows with it.

@@ -19,7 +19,7 @@ static void dir_destroy(nd_object *obj)
     free(d);
 }
 
-static const nd_object_ops dir_ops = {dir_close, dir_destroy};
+static const nd_object_ops dir_ops = {dir_close, dir_destroy, NULL};
 
 int32_t nd__dir_get(nd_handle h, nd_dir **out)
 {
@@ -234,7 +234,7 @@ static void lock_destroy(nd_object *obj)
     free(obj);
 }
 
-static const nd_object_ops lock_ops = {lock_close, lock_destroy};
+static const nd_object_ops lock_ops = {lock_close, lock_destroy, NULL};
 
 static int32_t nd_lock_impl(nd_handle dir, const char *name, nd_handle *out_lock)
 {

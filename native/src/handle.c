@@ -14,6 +14,15 @@
  * the object and frees the slot with a new generation. So closing a handle
  * while another thread reads through it is memory-safe, and every later call
  * with it gets ND_E_BAD_HANDLE.
+ *
+ * One of the references may be the handle's pin (an input's window: input.c),
+ * owned by no call and kept past the close until nd__handle_unpin. Its bit
+ * lives in the state word so that "closed, and the pin is all that holds it"
+ * is one value: the thread whose change makes it so (the last call's put, the
+ * close's, or a window call pinning an already closed handle) tells the
+ * object (ops->pinned_only) while holding a reference of its own, once, so it
+ * can let go at once of what the pin does not need (an input's descriptor),
+ * never under a call still using it.
  */
 #include <stdlib.h>
 
@@ -29,10 +38,12 @@
 
 #define ST_GEN(s) ((uint32_t)((s) >> 32))
 #define ST_CLOSED 0x80000000ULL
-#define ST_REFS(s) ((s)&0x7FFFFFFFULL)
+#define ST_PINNED 0x40000000ULL   /* one of the references is the pin */
+#define ST_PIN_ONLY 0x20000000ULL /* ops->pinned_only has been called (or is running) */
+#define ST_REFS(s) ((s)&0x1FFFFFFFULL)
 
 typedef struct {
-    _Atomic uint64_t state; /* generation << 32 | closed | refs */
+    _Atomic uint64_t state; /* generation << 32 | closed | pinned | pin_only | refs */
     nd_object *_Atomic obj;
     _Atomic uint32_t kind;
     uint32_t next_free;                      /* index + 1, under the table lock */
@@ -213,6 +224,8 @@ static void release_slot(slot *s, uint32_t index)
     }
 }
 
+static void pin_only(nd_handle h, slot *s, uint64_t st);
+
 ND_HOT void nd__handle_put(nd_handle h)
 {
     uint32_t gen, kind;
@@ -220,6 +233,63 @@ ND_HOT void nd__handle_put(nd_handle h)
     uint64_t prev = atomic_fetch_sub_explicit(&s->state, 1, memory_order_acq_rel);
     if (ST_REFS(prev) == 1)
         release_slot(s, (uint32_t)(((uint64_t)h & ((1u << SLOT_BITS) - 1)) - 1));
+    else if (ND_UNLIKELY(ST_REFS(prev) == 2 &&
+                         (prev & (ST_CLOSED | ST_PINNED | ST_PIN_ONLY)) == (ST_CLOSED | ST_PINNED)))
+        pin_only(h, s, prev - 1); /* this put left the pin alone on a closed handle */
+}
+
+/* The handle's state was `st`: closed, and only the pin holds the object.
+ * Takes a reference back for the callback, so that an unpin on another
+ * thread cannot destroy the object under it; if the state moved first, the
+ * thread that moved it holds a reference and its own put (or its unpin, and
+ * then the destroy) sees to the object instead. */
+static void pin_only(nd_handle h, slot *s, uint64_t st)
+{
+    if (!atomic_compare_exchange_strong_explicit(&s->state, &st, (st | ST_PIN_ONLY) + 1,
+                                                 memory_order_acq_rel, memory_order_relaxed))
+        return;
+    nd_object *obj = atomic_load_explicit(&s->obj, memory_order_relaxed);
+    if (obj->ops->pinned_only != NULL)
+        obj->ops->pinned_only(obj);
+    nd__handle_put(h); /* ST_PIN_ONLY is set: this put cannot come back here */
+}
+
+void nd__handle_pin(nd_handle h)
+{
+    uint32_t gen, kind;
+    slot *s = decode(h, &gen, &kind);
+    uint64_t st = atomic_load_explicit(&s->state, memory_order_relaxed);
+    for (;;) {
+        if (st & ST_PINNED) { /* the last window's pin: its reader moved on */
+            nd__handle_put(h);
+            return;
+        }
+        /* closed while this call ran, and no other call is left: the pin alone
+         * will hold it, so tell the object now (with a reference for that) */
+        int alone = (st & (ST_CLOSED | ST_PIN_ONLY)) == ST_CLOSED && ST_REFS(st) == 1;
+        uint64_t next = alone ? (st | ST_PINNED | ST_PIN_ONLY) + 1 : st | ST_PINNED;
+        if (atomic_compare_exchange_weak_explicit(&s->state, &st, next, memory_order_acq_rel,
+                                                  memory_order_relaxed)) {
+            if (alone) {
+                nd_object *obj = atomic_load_explicit(&s->obj, memory_order_relaxed);
+                if (obj->ops->pinned_only != NULL)
+                    obj->ops->pinned_only(obj);
+                nd__handle_put(h);
+            }
+            return;
+        }
+    }
+}
+
+int nd__handle_unpin(nd_handle h)
+{
+    uint32_t gen, kind;
+    slot *s = decode(h, &gen, &kind);
+    uint64_t prev = atomic_fetch_and_explicit(&s->state, ~ST_PINNED, memory_order_acq_rel);
+    if (!(prev & ST_PINNED))
+        return 0;
+    nd__handle_put(h); /* the pin's reference; the caller's keeps the object */
+    return 1;
 }
 
 static int32_t nd_close_impl(nd_handle h)

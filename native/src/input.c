@@ -12,11 +12,15 @@
  * window) or nd_input_unpin. nd_close never releases a pinned window, on any
  * thread: the library cannot see who reads a window (a binding hands its
  * input, window and all, to another thread without a call), so only the
- * reader can say it is done. A close leaves the object (file, buffer,
- * mapping) alive under the pin; the reader's next window call gets
- * ND_E_BAD_HANDLE and drops it. The pin is the reference the window call took
- * anyway, so it costs no atomic beyond the handle lookup's (and one exchange
- * on the handle's own line).
+ * reader can say it is done. The close keeps only what the window points
+ * into alive under the pin: the cursor buffer, or the mapping. The file of a
+ * buffered, direct or drop-behind input (its descriptor) goes as soon as no
+ * call is in flight on the closed handle (input_pinned_only, from the handle
+ * table, which sees "closed and only the pin holds it" in one word), as
+ * POSIX close() would give it back; the reader's next window call gets
+ * ND_E_BAD_HANDLE and drops the rest. The pin is the reference the window
+ * call took anyway, so it costs no atomic beyond the handle lookup's (and a
+ * compare-and-swap on the same line).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -88,7 +92,6 @@ typedef struct {
     size_t buf_len;
     uint32_t flags;
     _Atomic int busy;
-    _Atomic int pinned;    /* a window call's reference is held as the pin */
 } nd_input;
 
 static void file_destroy(nd_file *f)
@@ -140,26 +143,39 @@ int nd__file_ring_only(void *file)
  * the object is gone (nothing recorded). */
 static int32_t unpin(nd_handle h)
 {
-    nd_object *obj;
+    nd_object *obj; /* not used: the file may be gone (input_pinned_only) */
     if (nd__handle_get_closed(h, ND_KIND_INPUT, &obj) != ND_OK)
         return ND_E_BAD_HANDLE;
-    nd_input *in = (nd_input *)obj;
-    if (atomic_exchange_explicit(&in->pinned, 0, memory_order_acq_rel) != 0)
-        nd__handle_put(h); /* the pin's reference */
+    (void)nd__handle_unpin(h);
     nd__handle_put(h);
     return ND_OK;
+}
+
+/* Closed, pinned, and no call in flight (none can start): a window points
+ * into the cursor buffer or the mapping, never at the descriptor, so a file
+ * that is not mapped is let go of now, as if the input had been unpinned (a
+ * clone or slice still open keeps it open). A mapped file keeps its mapping
+ * (its descriptor went at open; on Windows the view holds the file). */
+static void input_pinned_only(nd_object *obj)
+{
+    nd_input *in = (nd_input *)obj;
+    if (in->file->strategy != ND_STRATEGY_MAPPED) {
+        file_release(in->file);
+        in->file = NULL;
+    }
 }
 
 static void input_destroy(nd_object *obj)
 {
     nd_input *in = (nd_input *)obj;
     nd__os_aligned_free(in->buf);
-    file_release(in->file);
+    if (in->file != NULL)
+        file_release(in->file);
     free(in);
 }
 
 /* no close step: a close leaves a pinned window to its reader (top of file) */
-static const nd_object_ops input_ops = {NULL, input_destroy};
+static const nd_object_ops input_ops = {NULL, input_destroy, input_pinned_only};
 
 static ND_HOT int32_t input_get(nd_handle h, nd_input **out)
 {
@@ -529,8 +545,10 @@ static int64_t nd_input_window_impl(nd_handle input, int64_t pos, const uint8_t 
     }
     /* on success the call's reference becomes the pin, or the pin was already
      * held (the last window's: its reader moved on) and the call's reference goes */
-    if (result < 0 || atomic_exchange_explicit(&in->pinned, 1, memory_order_acq_rel) != 0)
+    if (result < 0)
         nd__handle_put(input);
+    else
+        nd__handle_pin(input);
     return result;
 }
 
@@ -710,9 +728,10 @@ static ND_HOT int64_t nd_input_read_from_impl(nd_handle input, int64_t pos, void
         cursor_leave(in);
     }
     /* as in nd_input_window: the call's reference becomes the pin, or goes */
-    if (result < 0 || out_window == NULL ||
-        atomic_exchange_explicit(&in->pinned, 1, memory_order_acq_rel) != 0)
+    if (result < 0 || out_window == NULL)
         nd__handle_put(input);
+    else
+        nd__handle_pin(input);
     return result;
 }
 

@@ -89,11 +89,16 @@ typedef enum {
 
 /* Each kind's object starts with this header. `close` runs once, when the
  * handle is closed (its result is nd_close's); `destroy` runs when the last
- * user releases it, possibly on another thread. */
+ * user releases it, possibly on another thread. `pinned_only` (may be NULL)
+ * runs at most once, on any thread, when the handle is closed and its pin is
+ * all that holds the object: no call is using it and none can start (only
+ * nd__handle_get_closed finds it now), so it may let go of whatever the pin
+ * does not need; `destroy` still follows. */
 typedef struct nd_object nd_object;
 typedef struct {
     int32_t (*close)(nd_object *obj);
     void (*destroy)(nd_object *obj);
+    void (*pinned_only)(nd_object *obj);
 } nd_object_ops;
 
 struct nd_object {
@@ -114,10 +119,17 @@ void nd__handle_unreserve(uint32_t index);
  * ND_E_BAD_HANDLE (recorded) otherwise. */
 int32_t nd__handle_get(nd_handle h, nd_kind kind, nd_object **out);
 /* nd__handle_get that also finds a handle already closed while its object
- * still lives (held by a window pin); records nothing on a miss. */
+ * still lives (held by a window pin); records nothing on a miss. Whoever
+ * finds an object this way must not use what ops->pinned_only let go of. */
 int32_t nd__handle_get_closed(nd_handle h, nd_kind kind, nd_object **out);
 /* Drops a reference taken by nd__handle_get. */
 void nd__handle_put(nd_handle h);
+/* Keeps the caller's reference (from nd__handle_get) as the handle's pin, or,
+ * when the handle has a pin already, drops it: at most one pin per handle. */
+void nd__handle_pin(nd_handle h);
+/* Drops the handle's pin, if it has one (1; else 0). The caller holds a
+ * reference of its own (nd__handle_get or nd__handle_get_closed). */
+int nd__handle_unpin(nd_handle h);
 
 /* ---- objects ------------------------------------------------------------------ */
 

@@ -226,7 +226,7 @@ static void output_destroy(nd_object *obj)
     free(o);
 }
 
-static const nd_object_ops output_ops = {output_close, output_destroy};
+static const nd_object_ops output_ops = {output_close, output_destroy, NULL};
 
 /* Looks up the output and takes its lock; the caller must call leave(). */
 static int32_t enter(nd_handle h, nd_output **out)

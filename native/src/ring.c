@@ -80,7 +80,7 @@ static void ring_destroy(nd_object *obj)
     free(r);
 }
 
-static const nd_object_ops ring_ops = {ring_close, ring_destroy};
+static const nd_object_ops ring_ops = {ring_close, ring_destroy, NULL};
 
 static int32_t ring_get(nd_handle h, nd_ring **out)
 {

@@ -247,7 +247,9 @@ namespace NativeDir
         /// <summary>Lets the library free this input's window now (nd_input_unpin) instead of at
         /// the next refill, <see cref="Dispose"/>'s next cursor call or the finalizer: call it
         /// on the thread that reads the input, when no span from <see cref="GetWindow"/> is in use
-        /// (e.g. right before Dispose, for a prompt release). The cursor keeps its position.</summary>
+        /// (e.g. right before Dispose, for a prompt release of the window's memory). Dispose does
+        /// not need it to close the file: only the window's buffer, or a mapped input's mapping,
+        /// waits for the release. The cursor keeps its position.</summary>
         public void ReleaseWindow()
         {
             _winStart = Position;

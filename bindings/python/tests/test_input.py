@@ -284,3 +284,50 @@ def test_negative_arguments(nd: nativedir.Directory, data_file: str) -> None:
             inp.readinto_at(bytearray(1), -5)
         with pytest.raises(TypeError):
             inp.read_at("0", 1)  # type: ignore[arg-type]
+
+
+def _holds(path: Path) -> bool:
+    """Whether this process has a descriptor open on `path` (Linux: /proc/self/fd)."""
+    real = os.path.realpath(path)
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}") == real:
+                return True
+        except OSError:
+            pass  # closed meanwhile
+    return False
+
+
+UNMAPPED_MODES = [{}, {"random": True}, {"sequential": True}, {"merge": True}]
+
+
+@pytest.mark.parametrize("mode", UNMAPPED_MODES, ids=lambda m: "+".join(m) or "default")
+def test_close_lets_go_of_the_file_at_once(nd: nativedir.Directory, data_file: str,
+                                            data: bytes, folder: Path, mode: dict) -> None:
+    """What Lucene does right after it closes a segment's inputs: delete the file and
+    create a new one under its name. A window the library still pins on the input
+    (nd_input_window, which a binding's cursor reads through) must not keep the file:
+    on Windows an open file refuses this, on Linux its descriptor would stay."""
+    from nativedir._ffi import ffi, lib
+    path = folder / data_file
+    inp = nd.open_input(data_file, **mode)
+    assert inp.read(1000) == data[:1000]
+    assert inp.read_at(5000, 100) == data[5000:5100]
+    h = inp._h
+    ptr = ffi.new("const uint8_t **")
+    n = lib.nd_input_window(h, 200_000, ptr)  # pinned until nd_input_unpin
+    assert n > 0
+    window = ffi.buffer(ptr[0], min(n, 4096))
+    assert bytes(window) == data[200_000:200_000 + len(window)]
+    inp.close()
+    if os.path.isdir("/proc/self/fd"):
+        assert not _holds(path)
+    assert bytes(window) == data[200_000:200_000 + len(window)]  # the window outlives the close
+    os.remove(path)
+    fresh = os.urandom(5000)
+    path.write_bytes(fresh)
+    assert path.read_bytes() == fresh
+    with nd.open_input(data_file) as again:
+        assert again.read_at(0, len(fresh)) == fresh
+    assert lib.nd_input_unpin(h) == 0  # frees the window's buffer
+    assert lib.nd_input_unpin(h) == lib.ND_E_BAD_HANDLE

@@ -6,6 +6,7 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ReadOnlyBufferException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Collection;
@@ -256,5 +257,44 @@ public class NativeInputTest {
     assertThrows(IllegalStateException.class, c::strategy);
     assertThrows(IllegalStateException.class, c::mappedBuffer);
     assertEquals(data[11], in.readByte()); // the origin is untouched
+  }
+
+  /**
+   * What Lucene does right after it closes a segment's inputs: delete the file and create a new
+   * one under its name. A buffered input's close lets go of the file at once although its
+   * cursor's last window stays pinned (the window is the input's buffer, not the file); on
+   * Windows a file still open refuses this, on Linux its descriptor would stay in /proc.
+   */
+  @Test
+  public void closeLetsGoOfTheFileAtOnceThoughAWindowIsPinned() throws Exception {
+    Path root = tmp.getRoot().toPath();
+    Path file = root.resolve("data");
+    in.seek(1000);
+    assertEquals(data[1000], in.readByte()); // through a window
+    byte[] got = new byte[3000];
+    in.seek(100_000);
+    in.read(got); // smaller than the buffer: through windows too
+    assertArrayEquals(Arrays.copyOfRange(data, 100_000, 103_000), got);
+    ByteBuffer w = in.win.duplicate();
+    byte[] before = new byte[w.limit()];
+    w.get(0, before);
+    in.close(); // no further cursor call: the window stays pinned
+    if (!mapped && Files.isDirectory(Path.of("/proc/self/fd"))) {
+      assertFalse("the close let go of the file", WindowPinTest.holds(file));
+    }
+    byte[] after = new byte[w.limit()];
+    w.get(0, after);
+    assertArrayEquals("the window outlives the close", before, after);
+    if (!mapped) { // a mapping keeps a Windows file until it is collected (mappedBuffer)
+      Files.delete(file);
+      byte[] fresh = TestFiles.write(root, "data", 5000, 43);
+      assertArrayEquals(fresh, Files.readAllBytes(file));
+      try (NativeInput again = dir.openInput("data")) {
+        byte[] back = new byte[fresh.length];
+        again.read(0, back);
+        assertArrayEquals(fresh, back);
+      }
+    }
+    assertThrows(IllegalStateException.class, in::readByte); // releases the window
   }
 }

@@ -17,9 +17,10 @@ import org.junit.rules.TemporaryFolder;
 /**
  * A buffered input's cursor reads the library's pinned window (nd_input_window): a close on
  * another thread leaves the reader's window readable, the reader's next refill throws and
- * releases it, and a reader that never calls again has it released by the Cleaner. "Released"
- * is observed as the process no longer holding a descriptor on the file (/proc/self/fd: Linux;
- * elsewhere those assertions are skipped with a message).
+ * releases it, and a reader that never calls again has it released by the Cleaner. The file
+ * itself goes with the close, pinned window or not (the window is the input's buffer): seen as
+ * the process no longer holding a descriptor on it (/proc/self/fd: Linux; elsewhere those
+ * assertions are skipped with a message), and as the file deleted and re-created at once.
  */
 public class WindowPinTest {
   private static final int SIZE = 1 << 20;
@@ -29,7 +30,7 @@ public class WindowPinTest {
   private static final Path FDS = Path.of("/proc/self/fd");
 
   /** Whether this process has a descriptor open on {@code file}. */
-  private static boolean holds(Path file) throws java.io.IOException {
+  static boolean holds(Path file) throws java.io.IOException {
     Path real = file.toRealPath();
     try (var fds = Files.list(FDS)) {
       return fds.anyMatch(fd -> {
@@ -52,14 +53,18 @@ public class WindowPinTest {
   @Test
   public void closeOnTheReadingThreadLeavesTheWindowToTheCursorsNextCall() throws Exception {
     Path root = tmp.getRoot().toPath();
-    TestFiles.write(root, "f", SIZE, 21);
+    byte[] data = TestFiles.write(root, "f", SIZE, 21);
     needFds();
     try (NativeDirectory dir = NativeDirectory.open(root)) {
       NativeInput in = dir.openInput("f");
       in.readByte();
+      ByteBuffer w = in.win;
       assertTrue(holds(root.resolve("f")));
-      in.close(); // the library cannot tell this thread is the only reader: the window stays
-      assertTrue(holds(root.resolve("f")));
+      in.close(); // the library cannot tell this thread is the only reader: the window stays...
+      assertFalse(holds(root.resolve("f"))); // ...but not the file
+      for (int i = 0; i < w.limit(); i++) {
+        assertEquals(data[i], w.get(i));
+      }
       assertThrows(IllegalStateException.class, in::readByte); // the cursor's call releases it
       assertFalse(holds(root.resolve("f")));
     }
@@ -120,8 +125,8 @@ public class WindowPinTest {
           return in.win; // the window the reader holds (package-private, for this test)
         }).get(10, TimeUnit.SECONDS);
         assertTrue(w.remaining() > 0);
-        in.close(); // the library keeps the window pinned for its reader
-        assertTrue("pinned after a close on another thread", holds(f));
+        in.close(); // the library keeps the window pinned for its reader...
+        assertFalse("...but lets go of the file at once", holds(f));
         reader.submit(() -> {
           // the bytes still in the reader's window are the file's (memory kept, not freed)
           for (int i = w.position(); i < w.limit(); i++) {
@@ -139,22 +144,31 @@ public class WindowPinTest {
 
   @Test
   public void aReaderThatNeverCallsAgainIsReleasedByTheCleaner() throws Exception {
+    // the file goes with the close, so what the Cleaner releases (the window's buffer) shows
+    // only in the handle table: nd_input_unpin finds the closed handle while its pin holds it,
+    // and nothing of it once the Cleaner's unpin has run (the probe unpins too, so it runs once,
+    // after the input was collected and the Cleaner had time to act)
     Path root = tmp.getRoot().toPath();
     TestFiles.write(root, "f", SIZE, 23);
-    needFds();
-    Path f = root.resolve("f");
     try (NativeDirectory dir = NativeDirectory.open(root)) {
-      readOnAnotherThreadThenClose(dir);
-      assertTrue("pinned after a close on another thread", holds(f));
-      for (int i = 0; i < 200 && holds(f); i++) {
+      java.lang.ref.WeakReference<?>[] collected = new java.lang.ref.WeakReference<?>[1];
+      long raw = readOnAnotherThreadThenClose(dir, collected);
+      if (Files.isDirectory(FDS)) {
+        assertFalse("the close let go of the file", holds(root.resolve("f")));
+      }
+      for (int i = 0; i < 500 && collected[0].get() != null; i++) {
         System.gc();
         Thread.sleep(10);
       }
-      assertFalse("the Cleaner released the pinned window", holds(f));
+      assertNull("the input was never collected", collected[0].get());
+      Thread.sleep(500); // the Cleaner's thread runs the unpin
+      assertThrows("the Cleaner released the pinned window", Exception.class,
+          () -> io.nativedir.jni.nativedir.nd_input_unpin(raw));
     }
   }
 
-  private static void readOnAnotherThreadThenClose(NativeDirectory dir) throws Exception {
+  private static long readOnAnotherThreadThenClose(NativeDirectory dir,
+      java.lang.ref.WeakReference<?>[] collected) throws Exception {
     NativeInput in = dir.openInput("f");
     CompletableFuture.runAsync(() -> {
       try {
@@ -163,6 +177,11 @@ public class WindowPinTest {
         throw new java.io.UncheckedIOException(e);
       }
     }).get(10, TimeUnit.SECONDS);
+    java.lang.reflect.Field f = NativeInput.class.getDeclaredField("raw");
+    f.setAccessible(true);
+    long raw = f.getLong(in);
     in.close();
+    collected[0] = new java.lang.ref.WeakReference<>(in);
+    return raw;
   }
 }
