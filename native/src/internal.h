@@ -131,6 +131,15 @@ void nd__handle_pin(nd_handle h);
  * reference of its own (nd__handle_get or nd__handle_get_closed). */
 int nd__handle_unpin(nd_handle h);
 
+/* ---- large I/O buffers (buffers.c) ---------------------------------------------- */
+
+/* An aligned buffer of `size` bytes, one a closed output left behind when one
+ * fits (already mapped: no page faults), else a new one; NULL if out of memory. */
+void *nd__buffer_take(size_t align, size_t size);
+/* Gives back a buffer from nd__buffer_take (or nd__os_aligned_alloc) of `size`
+ * bytes aligned to `align`: kept for the next output, or freed. NULL: nothing. */
+void nd__buffer_give(void *p, size_t align, size_t size);
+
 /* ---- objects ------------------------------------------------------------------ */
 
 typedef struct {

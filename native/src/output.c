@@ -80,11 +80,11 @@ static int can_grow(const nd_output *o)
 
 static int grow(nd_output *o, size_t cap)
 {
-    uint8_t *big = nd__os_aligned_alloc(o->align, cap);
+    uint8_t *big = nd__buffer_take(o->align, cap);
     if (big == NULL)
         return 0;
     memcpy(big, o->buf, o->used);
-    nd__os_aligned_free(o->buf);
+    nd__buffer_give(o->buf, o->align, o->cap);
     o->buf = big;
     o->cap = cap;
     return 1;
@@ -213,6 +213,11 @@ static int32_t output_close(nd_object *obj)
     nd__os_close_file(o->fd);
     o->fd = ND_OS_FILE_INVALID;
     o->closed = 1;
+    /* nothing writes through them any more (every call refuses a closed output):
+     * the next output may start with them */
+    nd__buffer_give(o->buf, o->align, o->cap);
+    nd__buffer_give(o->spare, o->align, o->cap);
+    o->buf = o->spare = NULL;
     nd__mutex_unlock(o->mu);
     return rc;
 }
@@ -494,13 +499,13 @@ static int32_t nd_create_output_impl(nd_handle dir, const char *name, uint32_t f
         o->align = o->strategy == ND_STRATEGY_DIRECT ? nd__os_direct_alignment(o->fd) : 64;
         o->cap = o->strategy == ND_STRATEGY_BUFFERED ? OUT_BUFFERED : OUT_DIRECT;
         o->cap = (o->cap + o->align - 1) / o->align * o->align;
-        o->buf = nd__os_aligned_alloc(o->align, o->cap);
+        o->buf = nd__buffer_take(o->align, o->cap);
         if (o->buf == NULL)
             rc = nd__fail(ND_E_NO_MEMORY, "create '%s': out of memory", name);
         /* direct writes overlap the next buffer's copy and CRC where the OS can */
         if (rc == ND_OK && o->strategy == ND_STRATEGY_DIRECT &&
             nd__os_writer_new(o->fd, name, &o->writer) == ND_OK) {
-            o->spare = nd__os_aligned_alloc(o->align, o->cap);
+            o->spare = nd__buffer_take(o->align, o->cap);
             if (o->spare == NULL) {
                 nd__os_writer_free(o->writer);
                 o->writer = NULL;

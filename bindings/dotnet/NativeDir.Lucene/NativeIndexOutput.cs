@@ -63,7 +63,10 @@ namespace NativeDir.Lucene
                 throw new ArgumentOutOfRangeException(nameof(length), $"[{offset}, {offset}+{length}) is outside the array ({b.Length})");
             byte[] buf = Buffer();
             ReadOnlySpan<byte> src = b.AsSpan(offset, length);
-            if (src.Length <= buf.Length - _n)
+            // a write as large as the buffer goes straight to the library when nothing is
+            // buffered: copying it here first would only add a copy per buffer (a merge writes
+            // in 1 MiB pieces into a 1 MiB buffer: every other piece was copied twice)
+            if (src.Length <= buf.Length - _n && (_n > 0 || src.Length < buf.Length))
             {
                 src.CopyTo(buf.AsSpan(_n));
                 _n += src.Length;
