@@ -179,8 +179,7 @@ class Input(io.RawIOBase):
         referenced (in _pin, or by a call in progress on another thread) the
         buffer can be neither resized nor freed under the library's writes.
         """
-        if not self._h:
-            raise closed("input")
+        self._handle()
         p = _from_buffer(_BYTES, buffer, True)
         n = len(p)
         # one tuple, replaced at once: another thread reading with its own
@@ -193,9 +192,7 @@ class Input(io.RawIOBase):
     def _failed(self, status: int) -> Exception:
         # A closed input reaches the library with handle 0, which it refuses:
         # report that as Python's files do.
-        if not self._h:
-            return closed("input")
-        return error(status)
+        return error(status) if self._h else closed("input")
 
     # ---- the cursor: io.RawIOBase ----
 
@@ -203,9 +200,7 @@ class Input(io.RawIOBase):
         self._handle()
         return True
 
-    def seekable(self) -> bool:
-        self._handle()
-        return True
+    seekable = readable  # both True while open; ValueError once closed, as FileIO
 
     def writable(self) -> bool:
         self._handle()
@@ -247,11 +242,10 @@ class Input(io.RawIOBase):
         h = self._h
         if not h:
             raise closed("input")
-        if size is not None and type(size) is not int:
-            size = operator.index(size)  # as FileIO: a float is a TypeError, not a length
+        size = -1 if size is None else operator.index(size)  # as FileIO: a float is a TypeError
         pos = self._pos
         n = self._len - pos
-        if size is not None and 0 <= size < n:
+        if 0 <= size < n:
             n = size
         if n <= 0:
             return b""
