@@ -302,20 +302,20 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
     if (p >= length) {
       throw new EOFException("readByte: at the end of '" + name + "' (" + length + " bytes)");
     }
-    load(p);
-    return win.get();
+    // the window load made, not the field: a close on another thread may empty the field
+    // meanwhile, and this byte is still the reader's (the window stays valid until its next call)
+    return load(p).get();
   }
 
-  /** Makes the window start at p (< length). */
-  private void load(long p) throws IOException {
+  /** Makes the window start at p (< length) and returns it. */
+  private ByteBuffer load(long p) throws IOException {
     if (mapping != null) {
-      win = mapping.window(base + p, base + length);
       winStart = p;
-      return;
+      return win = mapping.window(base + p, base + length);
     }
     // nd_input_window releases this handle's previous window and pins the new one; on a handle
     // closed by another thread it throws IllegalStateException (ND_E_BAD_HANDLE) and releases it
-    win = nativedir.nd_input_window(beforeCall(p), p);
+    return win = nativedir.nd_input_window(beforeCall(p), p);
   }
 
   /**
