@@ -161,10 +161,12 @@ static void *hold_window(void *arg)
     return read_window_after_the_close(w, p);
 }
 
-static void window_outlives_a_close_on_another_thread(void **state)
+/* For each read flag: a reader thread (`holder`) takes a window of the only
+ * handle at 70001 and reads it after this thread's close, then makes one more
+ * call: that call fails with ND_E_BAD_HANDLE and releases everything. */
+static void window_survives_a_close(tst_env *env, uint64_t seed, void *(*holder)(void *))
 {
-    tst_env *env = *state;
-    uint8_t *data = tst_put_random(env, "f", FILE_LEN, 6);
+    uint8_t *data = tst_put_random(env, "f", FILE_LEN, seed);
     for (size_t f = 0; f < N_FLAGS; f++) {
         int fds_before = open_fd_count();
         window_holder w;
@@ -174,7 +176,7 @@ static void window_outlives_a_close_on_another_thread(void **state)
         /* the only handle: its close would free the buffer or unmap the file */
         assert_status(ND_OK, nd_open_input(env->dir, "f", read_flags[f], &w.h));
         pthread_t th;
-        assert_int_equal(pthread_create(&th, NULL, hold_window, &w), 0);
+        assert_int_equal(pthread_create(&th, NULL, holder, &w), 0);
         while (atomic_load(&w.stage) != 1)
             sched_yield();
         assert_status(ND_OK, nd_close(w.h));
@@ -191,6 +193,11 @@ static void window_outlives_a_close_on_another_thread(void **state)
             assert_fds(fds_before);
     }
     free(data);
+}
+
+static void window_outlives_a_close_on_another_thread(void **state)
+{
+    window_survives_a_close(*state, 6, hold_window);
 }
 
 /* The gap a per-thread pin left: thread A takes a window and hands the input
@@ -1367,31 +1374,7 @@ static void *hold_window_of_a_read(void *arg)
 
 static void read_from_window_outlives_a_close_on_another_thread(void **state)
 {
-    tst_env *env = *state;
-    uint8_t *data = tst_put_random(env, "f", FILE_LEN, 16);
-    for (size_t f = 0; f < N_FLAGS; f++) {
-        int fds_before = open_fd_count();
-        window_holder w;
-        memset(&w, 0, sizeof(w));
-        w.data = data;
-        w.pos = 70001;
-        assert_status(ND_OK, nd_open_input(env->dir, "f", read_flags[f], &w.h));
-        pthread_t th;
-        assert_int_equal(pthread_create(&th, NULL, hold_window_of_a_read, &w), 0);
-        while (atomic_load(&w.stage) != 1)
-            sched_yield();
-        assert_status(ND_OK, nd_close(w.h));
-        atomic_store(&w.stage, 2);
-        pthread_join(th, NULL);
-        if (w.got < 1 || w.wrong != 0)
-            fail_msg("flags 0x%x: window of %lld bytes, %d wrong after the close", read_flags[f],
-                     (long long)w.got, w.wrong);
-        assert_status(ND_E_BAD_HANDLE, w.after);
-        assert_status(ND_E_BAD_HANDLE, nd_input_unpin(w.h)); /* nothing left to release */
-        if (fds_before >= 0)
-            assert_fds(fds_before);
-    }
-    free(data);
+    window_survives_a_close(*state, 16, hold_window_of_a_read);
 }
 
 int main(void)
