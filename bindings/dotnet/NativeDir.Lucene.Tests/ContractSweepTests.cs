@@ -457,15 +457,8 @@ namespace NativeDir.Lucene.Tests
         private static Step I(string name, Func<Env, IndexInput, string> run, int size = FileSize, Accept accepted = null) => S(name, e =>
         {
             e.Put("f", size);
-            IndexInput i = e.In("f");
-            try
-            {
-                return run(e, i);
-            }
-            finally
-            {
-                i.Dispose();
-            }
+            using IndexInput i = e.In("f");
+            return run(e, i);
         }, accepted);
 
         private static IEnumerable<Step> InputSteps()
@@ -592,15 +585,8 @@ namespace NativeDir.Lucene.Tests
         private static Step SL(string name, Func<Env, LuceneDirectory.IndexInputSlicer, string> run, int size = FileSize, Accept accepted = null) => S(name, e =>
         {
             e.Put("f", size);
-            LuceneDirectory.IndexInputSlicer s = e.D.CreateSlicer("f", e.Ctx);
-            try
-            {
-                return run(e, s);
-            }
-            finally
-            {
-                s.Dispose();
-            }
+            using LuceneDirectory.IndexInputSlicer s = e.D.CreateSlicer("f", e.Ctx);
+            return run(e, s);
         }, accepted);
 
         private static IEnumerable<Step> SlicerSteps()

@@ -229,6 +229,18 @@ def seek_is_pending(op: Tuple[Any, ...], f: Any) -> bool:
     return base + off < 0
 
 
+def lifecycle_op(f: Any, op: Tuple[Any, ...]) -> Callable[[], Any]:
+    """The steps every file object shares, input or output: close, and a `with` block."""
+    if op[0] == "close":
+        return f.close
+    if op[0] == "with":
+        def with_block() -> Any:
+            with f as g:
+                return g is f
+        return with_block
+    raise AssertionError(op)
+
+
 def run_input_op(f: Any, op: Tuple[Any, ...], ours: bool) -> Callable[[], Any]:
     name = op[0]
     if name == "read":
@@ -297,14 +309,7 @@ def run_input_op(f: Any, op: Tuple[Any, ...], ours: bool) -> Callable[[], Any]:
         return getattr(f, q)
     if name == "write":
         return lambda: f.write(op[1])
-    if name == "close":
-        return f.close
-    if name == "with":
-        def with_block() -> Any:
-            with f as g:
-                return g is f
-        return with_block
-    raise AssertionError(op)
+    return lifecycle_op(f, op)
 
 
 def accepted_input(op: Tuple[Any, ...], model: Outcome, ours: Outcome, f: Any) -> bool:
@@ -629,14 +634,7 @@ def run_output_op(f: Any, op: Tuple[Any, ...]) -> Callable[[], Any]:
     if name == "bad_arg":
         return {"write_int": lambda: f.write(5), "write_str": lambda: f.write("x"),
                 "write_none": lambda: f.write(None)}[op[1]]
-    if name == "close":
-        return f.close
-    if name == "with":
-        def with_block() -> Any:
-            with f as g:
-                return g is f
-        return with_block
-    raise AssertionError(op)
+    return lifecycle_op(f, op)
 
 
 def accepted_output(op: Tuple[Any, ...], model: Outcome, ours: Outcome, f: Any) -> bool:
