@@ -11,7 +11,12 @@
  * lets the next output start with memory that is already mapped. At most
  * CACHED buffers are kept (4 MiB for direct outputs' pairs), for as long as
  * the process lives; anything else is freed as before.
+ *
+ * Also here: blocks of whole cache lines (nd__buffer_lines), for the small
+ * objects threads write on every call.
  */
+#include <string.h>
+
 #include "internal.h"
 
 #define CACHED 4
@@ -71,4 +76,13 @@ void nd__buffer_give(void *p, size_t align, size_t size)
         p = old;
     }
     nd__os_aligned_free(p);
+}
+
+void *nd__buffer_lines(size_t size)
+{
+    size_t lines = (size + ND_CACHE_LINE - 1) / ND_CACHE_LINE;
+    void *p = nd__os_aligned_alloc(ND_CACHE_LINE, lines * ND_CACHE_LINE);
+    if (p != NULL)
+        memset(p, 0, lines * ND_CACHE_LINE);
+    return p;
 }

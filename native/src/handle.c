@@ -47,8 +47,11 @@ typedef struct {
     nd_object *_Atomic obj;
     _Atomic uint32_t kind;
     uint32_t next_free;                      /* index + 1, under the table lock */
-    char pad[64 - 8 - sizeof(void *) - 8]; /* one slot per cache line: no false sharing */
+    char pad[ND_CACHE_LINE - 8 - sizeof(void *) - 8];
 } slot;
+/* One slot per cache line (the chunks start on one: nd__buffer_lines), so a
+ * thread's calls on its handle never touch the line of another's. */
+_Static_assert(sizeof(slot) == ND_CACHE_LINE, "a slot is one cache line");
 
 static slot *_Atomic chunks[MAX_CHUNKS];
 static nd_mutex *_Atomic table_lock;
@@ -88,7 +91,7 @@ int32_t nd__handle_reserve(uint32_t *out_index)
         }
         index = slots_made;
         if (index % CHUNK_SLOTS == 0) {
-            slot *c = calloc(CHUNK_SLOTS, sizeof(slot));
+            slot *c = nd__buffer_lines(CHUNK_SLOTS * sizeof(slot));
             if (c == NULL) {
                 nd__mutex_unlock(m);
                 return nd__fail(ND_E_NO_MEMORY, "handle table: out of memory");

@@ -171,7 +171,7 @@ static void input_destroy(nd_object *obj)
     nd__os_aligned_free(in->buf);
     if (in->file != NULL)
         file_release(in->file);
-    free(in);
+    nd__os_aligned_free(in);
 }
 
 /* no close step: a close leaves a pinned window to its reader (top of file) */
@@ -740,7 +740,7 @@ static ND_HOT int64_t nd_input_read_from_impl(nd_handle input, int64_t pos, void
 static int32_t input_new(nd_file *f, int64_t start, int64_t length, uint32_t flags,
                          nd_handle *out)
 {
-    nd_input *in = calloc(1, sizeof(*in));
+    nd_input *in = nd__buffer_lines(sizeof(*in)); /* its cursor: no line shared with a clone's */
     if (in == NULL)
         return nd__fail(ND_E_NO_MEMORY, "input '%s': out of memory", f->name);
     in->base.ops = &input_ops;
@@ -752,7 +752,7 @@ static int32_t input_new(nd_file *f, int64_t start, int64_t length, uint32_t fla
     int32_t rc = nd__handle_new(ND_KIND_INPUT, &in->base, out);
     if (rc != ND_OK) {
         atomic_fetch_sub_explicit(&f->refs, 1, memory_order_relaxed); /* the caller holds one */
-        free(in);
+        nd__os_aligned_free(in);
     }
     return rc;
 }

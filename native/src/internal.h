@@ -140,6 +140,16 @@ void *nd__buffer_take(size_t align, size_t size);
  * bytes aligned to `align`: kept for the next output, or freed. NULL: nothing. */
 void nd__buffer_give(void *p, size_t align, size_t size);
 
+/* A cache line: 64 bytes on x86-64 and the arm64 cores the library ships for. */
+#define ND_CACHE_LINE 64
+/* A zeroed block of `size` bytes rounded up to whole cache lines, starting on
+ * one (free it with nd__os_aligned_free); NULL if out of memory. For what one
+ * thread writes on every call while other threads write their own copies (a
+ * handle's slot, a clone's cursor): from malloc, 16-byte aligned, two clones'
+ * cursors shared a line, and two threads reading through their own clones
+ * took turns owning it (ConcurrentCloneReads, docs/design.md). */
+void *nd__buffer_lines(size_t size);
+
 /* ---- objects ------------------------------------------------------------------ */
 
 typedef struct {
