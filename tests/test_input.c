@@ -817,7 +817,8 @@ static void require_direct_refused_where_unsupported(void **state)
 static void mapped_sequential_reads_across_populated_stretches(void **state)
 {
     tst_env *env = *state;
-    const size_t len = (13u << 20) + 4097; /* several 4 MiB stretches and a ragged end */
+    /* past the clone's 64 MiB stretch (input.c, POPULATE_AHEAD), with a ragged end */
+    const size_t len = (77u << 20) + 4097;
     uint8_t *data = tst_put_random(env, "big", len, 77);
     uint8_t *buf = malloc(1 << 20);
     nd_handle in, clone, slice;
@@ -826,7 +827,8 @@ static void mapped_sequential_reads_across_populated_stretches(void **state)
     /* the clone jumps ahead first: population starts where it reads */
     assert_int_equal(nd_read_bytes(clone, 9 << 20, buf, 1000), 1000);
     assert_memory_equal(buf, data + (9 << 20), 1000);
-    /* then the input scans from the start in odd chunks, through the clone's stretch */
+    /* then the input scans from the start in odd chunks, through the clone's stretch
+     * (9 MiB + 64 MiB) and on into one of its own */
     size_t chunk = 65536 + 123;
     for (size_t off = 0; off < len; off += chunk) {
         size_t n = len - off < chunk ? len - off : chunk;
