@@ -850,6 +850,81 @@ static void mapped_sequential_reads_across_populated_stretches(void **state)
     free(data);
 }
 
+#ifdef __linux__
+/* Resident KiB of the mapping that holds `addr` (/proc/self/smaps), -1 if none does. */
+static long rss_kib_of(const void *addr)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (f == NULL)
+        return -1;
+    char line[512];
+    int in_it = 0;
+    long rss = -1;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
+            in_it = (uintptr_t)addr >= lo && (uintptr_t)addr < hi;
+        else if (in_it && sscanf(line, "Rss: %ld kB", &rss) == 1)
+            break;
+    }
+    fclose(f);
+    return in_it ? rss : -1;
+}
+
+/* A mapping opened without advice whose reads follow each other from offset 0
+ * for 1 MiB is populated ahead, as an ND_IO_SEQUENTIAL one is (input.c,
+ * follow_run); reads that jump about are left to the page faults. Seen in
+ * the mapping's resident size, with the bytes checked all along. */
+static void unadvised_mapping_read_in_order_is_populated_ahead(void **state)
+{
+    tst_env *env = *state;
+    const size_t len = 16u << 20;
+    uint8_t *data = tst_put_random(env, "run", len, 91);
+    uint8_t *jumpy = tst_put_random(env, "jumpy", len, 92);
+    uint8_t *buf = malloc(65536);
+    nd_handle in, other, w;
+    const uint8_t *p;
+    /* reads that jump about (never where the last one ended) in the first 4 MiB */
+    assert_status(ND_OK, nd_open_input(env->dir, "jumpy", ND_IO_MMAP, &other));
+    assert_status(ND_OK, nd_input_clone(other, &w));
+    assert_true(nd_input_window(w, 0, &p) > 0);
+    for (int i = 0; i < 32; i++) {
+        int64_t off = (int64_t)((i * 7919) % 61) * 65536 + 4096;
+        assert_int_equal(nd_read_bytes(other, off, buf, 4096), 4096);
+        assert_memory_equal(buf, jumpy + off, 4096);
+    }
+    long jumped = rss_kib_of(p);
+    nd_close(w);
+    nd_close(other);
+    /* front to back in 64 KiB reads, after one read elsewhere that starts no run */
+    assert_status(ND_OK, nd_open_input(env->dir, "run", ND_IO_MMAP, &in));
+    assert_status(ND_OK, nd_input_clone(in, &w));
+    assert_true(nd_input_window(w, 0, &p) > 0);
+    assert_int_equal(nd_read_bytes(in, 12 << 20, buf, 64), 64);
+    assert_memory_equal(buf, data + (12 << 20), 64);
+    for (int64_t off = 0; off <= (1 << 20); off += 65536) {
+        assert_int_equal(nd_read_bytes(in, off, buf, 65536), 65536);
+        assert_memory_equal(buf, data + off, 65536);
+    }
+    long ran = rss_kib_of(p);
+    if (jumped < 0 || ran < 0)
+        fail_msg("no mapping in /proc/self/smaps holds the windows");
+    if (jumped > 8 << 10 || ran < 15 << 10)
+        fail_msg("resident: %ld KiB after jumping reads (want <= 8 MiB), %ld KiB after 1 MiB in "
+                 "order (want the whole 16 MiB)", jumped, ran);
+    /* the rest of the file still reads right */
+    for (int64_t off = (1 << 20) + 65536; off < (int64_t)len; off += 65536) {
+        assert_int_equal(nd_read_bytes(in, off, buf, 65536), 65536);
+        assert_memory_equal(buf, data + off, 65536);
+    }
+    nd_close(w);
+    nd_close(in);
+    free(buf);
+    free(jumpy);
+    free(data);
+}
+#endif
+
 /* nd_input_buffer_size is the one place a cursor buffer's size is chosen (bindings
  * that keep their own buffer ask it): it follows the access advice, never
  * exceeds a buffered input, and refuses what is not an input. */
@@ -904,6 +979,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(windows_match_the_file, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(mapped_sequential_reads_across_populated_stretches, tst_setup,
                                         tst_teardown),
+#ifdef __linux__
+        cmocka_unit_test_setup_teardown(unadvised_mapping_read_in_order_is_populated_ahead, tst_setup,
+                                        tst_teardown),
+#endif
         cmocka_unit_test_setup_teardown(read_from_matches_a_reference_read, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(read_from_drives_a_window_cursor, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(clones_have_their_own_cursor, tst_setup, tst_teardown),
