@@ -74,12 +74,16 @@ typedef struct {
     uint8_t *map;
     void *map_token;
     int populate_ahead;          /* mapped: 1 opened ND_IO_SEQUENTIAL, 2 without advice */
-    _Atomic int64_t populated;   /* [0, populated) has been populated ahead */
-    _Atomic int64_t run_end;     /* populate_ahead 2: the end of the reads run from 0 */
     uint32_t align;       /* direct I/O alignment */
     nd_mutex *bounce_mu;  /* direct: serialises positional reads through bounce */
     uint8_t *bounce;
     size_t bounce_cap;    /* direct_size(BOUNCE_DIRECT, align) */
+    /* What reads and prefetches write, on a cache line of its own (the file is
+     * allocated with nd__buffer_lines): every read of every clone reads the
+     * fields above, and a sequential reader moving run_end, or prefetches
+     * counting hits, must not take their line from the others. */
+    _Alignas(ND_CACHE_LINE) _Atomic int64_t populated; /* [0, populated) populated ahead */
+    _Atomic int64_t run_end;     /* populate_ahead 2: the end of the reads run from 0 */
     _Atomic uint32_t prefetch_hits; /* prefetch.c's back-off */
     char name[];
 } nd_file;
@@ -104,7 +108,7 @@ static void file_destroy(nd_file *f)
     nd__os_close_file(f->fd);
     nd__mutex_free(f->bounce_mu);
     nd__os_aligned_free(f->bounce);
-    free(f);
+    nd__os_aligned_free(f);
 }
 
 /* After a reference is dropped, leaving `left`: closes the file when none
@@ -798,7 +802,7 @@ static nd_advice advice_for(uint32_t flags)
 static int32_t file_open(nd_dir *d, const char *name, uint32_t flags, nd_file **out)
 {
     size_t nlen = strlen(name);
-    nd_file *f = calloc(1, sizeof(*f) + nlen + 1);
+    nd_file *f = nd__buffer_lines(sizeof(*f) + nlen + 1);
     if (f == NULL)
         return nd__fail(ND_E_NO_MEMORY, "out of memory");
     memcpy(f->name, name, nlen + 1);
@@ -870,7 +874,7 @@ fail:
     nd__os_close_file(f->fd);
     nd__mutex_free(f->bounce_mu);
     nd__os_aligned_free(f->bounce);
-    free(f);
+    nd__os_aligned_free(f);
     return rc;
 }
 
