@@ -545,6 +545,31 @@ int tst_open_fds(int *fds, int max)
     return n;
 }
 
+long tst_smaps_kib(const void *addr, const char *field)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (f == NULL)
+        return -1;
+    char line[512];
+    size_t flen = strlen(field);
+    int inside = 0;
+    long kib = -1;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        unsigned long lo, hi;
+        char dash;
+        /* a mapping's first line starts "lo-hi "; a field's, "Name:" */
+        if (sscanf(line, "%lx%c%lx ", &lo, &dash, &hi) == 3 && dash == '-') {
+            inside = (uintptr_t)addr >= lo && (uintptr_t)addr < hi;
+            continue;
+        }
+        if (inside && strncmp(line, field, flen) == 0 && line[flen] == ':' &&
+            sscanf(line + flen + 1, "%ld", &kib) == 1)
+            break;
+    }
+    fclose(f);
+    return kib;
+}
+
 int tst_fds_under(const char *dir)
 {
     DIR *d = opendir("/proc/self/fd");

@@ -109,6 +109,9 @@ int tst_open_fds(int *fds, int max);
 int tst_fds_under(const char *dir);
 /* 1 if descriptor fd has FD_CLOEXEC, 0 if not, -1 if it is not open. */
 int tst_fd_cloexec(int fd);
+/* A field of /proc/self/smaps ("Rss", "FilePmdMapped", ...) for the mapping
+ * that holds addr, in KiB; -1 if no mapping holds it or there is no /proc. */
+long tst_smaps_kib(const void *addr, const char *field);
 
 /* Runs fn(ctx) in a forked child and returns its exit code (0..255), or
  * 128 + signal if it died. The child must not use cmocka's asserts (they

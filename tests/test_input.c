@@ -856,26 +856,6 @@ static void mapped_sequential_reads_across_populated_stretches(void **state)
 }
 
 #ifdef __linux__
-/* Resident KiB of the mapping that holds `addr` (/proc/self/smaps), -1 if none does. */
-static long rss_kib_of(const void *addr)
-{
-    FILE *f = fopen("/proc/self/smaps", "r");
-    if (f == NULL)
-        return -1;
-    char line[512];
-    int in_it = 0;
-    long rss = -1;
-    while (fgets(line, sizeof(line), f) != NULL) {
-        unsigned long lo, hi;
-        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
-            in_it = (uintptr_t)addr >= lo && (uintptr_t)addr < hi;
-        else if (in_it && sscanf(line, "Rss: %ld kB", &rss) == 1)
-            break;
-    }
-    fclose(f);
-    return in_it ? rss : -1;
-}
-
 /* Whether madvise(MADV_POPULATE_READ) populates a mapping of `path` here: a
  * user-mode emulator (qemu-aarch64 runs the arm64 suite) accepts and ignores it. */
 static int populate_works(const char *path, size_t len)
@@ -888,7 +868,8 @@ static int populate_works(const char *path, size_t len)
     close(fd);
     if (m == MAP_FAILED)
         return 0;
-    int works = madvise(m, len, MADV_POPULATE_READ) == 0 && rss_kib_of(m) >= (long)(len >> 10) - 64;
+    int works = madvise(m, len, MADV_POPULATE_READ) == 0 &&
+                tst_smaps_kib(m, "Rss") >= (long)(len >> 10) - 64;
     munmap(m, len);
     return works;
 #else
@@ -928,7 +909,7 @@ static void unadvised_mapping_read_in_order_is_populated_ahead(void **state)
         assert_int_equal(nd_read_bytes(other, off, buf, 4096), 4096);
         assert_memory_equal(buf, jumpy + off, 4096);
     }
-    long jumped = rss_kib_of(p);
+    long jumped = tst_smaps_kib(p, "Rss");
     nd_close(w);
     nd_close(other);
     /* front to back in 64 KiB reads, after one read elsewhere that starts no run */
@@ -941,7 +922,7 @@ static void unadvised_mapping_read_in_order_is_populated_ahead(void **state)
         assert_int_equal(nd_read_bytes(in, off, buf, 65536), 65536);
         assert_memory_equal(buf, data + off, 65536);
     }
-    long ran = rss_kib_of(p);
+    long ran = tst_smaps_kib(p, "Rss");
     if (jumped < 0 || ran < 0)
         fail_msg("no mapping in /proc/self/smaps holds the windows");
     if (jumped > 8 << 10 || ran < 15 << 10)

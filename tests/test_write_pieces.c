@@ -236,29 +236,6 @@ static void pieces_return_to_the_grid_after_a_flush(void **state)
     free(src);
 }
 
-/* FilePmdMapped of the mapping that holds addr, in KiB (-1 if not found). */
-static long pmd_mapped_kib(const void *addr)
-{
-    FILE *f = fopen("/proc/self/smaps", "r");
-    if (f == NULL)
-        return -1;
-    char line[512];
-    int inside = 0;
-    long kib = -1;
-    uintptr_t a = (uintptr_t)addr;
-    while (fgets(line, sizeof(line), f) != NULL) {
-        unsigned long lo, hi;
-        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) { /* a mapping's first line */
-            inside = a >= lo && a < hi;
-            continue;
-        }
-        if (inside && sscanf(line, "FilePmdMapped: %ld kB", &kib) == 1)
-            break;
-    }
-    fclose(f);
-    return kib;
-}
-
 /* Maps `name` with nativedir, touches every page, returns its FilePmdMapped (KiB). */
 static long scan_mapped(tst_env *env, const char *name, const uint8_t *want, size_t len)
 {
@@ -270,7 +247,7 @@ static long scan_mapped(tst_env *env, const char *name, const uint8_t *want, siz
     for (size_t i = 0; i < len; i += 4096)
         if (p[i] != want[i])
             fail_msg("%s: byte %zu differs", name, i);
-    long kib = pmd_mapped_kib(p);
+    long kib = tst_smaps_kib(p, "FilePmdMapped");
     assert_status(ND_OK, nd_close(in));
     return kib;
 }
