@@ -27,6 +27,15 @@ static void assert_on_its_own_lines(const void *p)
         fail_msg("object at %p does not start on a %d-byte cache line", p, ND_CACHE_LINE);
 }
 
+/* The object behind handle h (of `kind`) starts on a cache line. */
+static void assert_object_on_its_own_lines(nd_handle h, nd_kind kind)
+{
+    nd_object *obj;
+    assert_int_equal(nd__handle_get(h, kind, &obj), ND_OK);
+    assert_on_its_own_lines(obj);
+    nd__handle_put(h);
+}
+
 /* Every input object (opened, cloned, sliced; mapped and buffered) starts on a line. */
 static void inputs_start_on_a_cache_line(void **state)
 {
@@ -51,12 +60,8 @@ static void inputs_start_on_a_cache_line(void **state)
             else
                 assert_int_equal(nd_input_clone(h[i - 1], &h[i]), ND_OK);
         }
-        for (int i = 0; i < N; i++) {
-            nd_object *obj;
-            assert_int_equal(nd__handle_get(h[i], ND_KIND_INPUT, &obj), ND_OK);
-            assert_on_its_own_lines(obj);
-            nd__handle_put(h[i]);
-        }
+        for (int i = 0; i < N; i++)
+            assert_object_on_its_own_lines(h[i], ND_KIND_INPUT);
         for (int i = N - 1; i >= 0; i--)
             assert_int_equal(nd_close(h[i]), ND_OK);
         for (int i = 1; i < N; i++)
@@ -77,10 +82,7 @@ static void outputs_start_on_a_cache_line(void **state)
         shift[i] = malloc(16 * (size_t)(i + 1));
         assert_non_null(shift[i]);
         assert_int_equal(nd_create_output(env->dir, name, i % 2 ? ND_IO_MERGE : 0, &h[i]), ND_OK);
-        nd_object *obj;
-        assert_int_equal(nd__handle_get(h[i], ND_KIND_OUTPUT, &obj), ND_OK);
-        assert_on_its_own_lines(obj);
-        nd__handle_put(h[i]);
+        assert_object_on_its_own_lines(h[i], ND_KIND_OUTPUT);
     }
     for (int i = 0; i < N; i++) {
         assert_int_equal(nd_close(h[i]), ND_OK);

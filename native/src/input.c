@@ -66,6 +66,13 @@
 #define REFS_OF(v) ((uint32_t)(v))
 #define RINGS_OF(v) ((uint32_t)((v) >> 32))
 
+/* When a mapped file populates its page tables ahead of its readers. */
+typedef enum {
+    AHEAD_NEVER,   /* not mapped, opened ND_IO_RANDOM, or ND_IO_PRELOAD (all populated at open) */
+    AHEAD_ALWAYS,  /* opened ND_IO_SEQUENTIAL */
+    AHEAD_ON_RUN   /* opened without advice: once its reads run in order (follow_run) */
+} ahead_mode;
+
 typedef struct {
     _Atomic uint64_t refs;
     nd_os_file fd;
@@ -73,7 +80,7 @@ typedef struct {
     int64_t size;
     uint8_t *map;
     void *map_token;
-    int populate_ahead;          /* mapped: 1 opened ND_IO_SEQUENTIAL, 2 without advice */
+    ahead_mode ahead;
     uint32_t align;       /* direct I/O alignment */
     nd_mutex *bounce_mu;  /* direct: serialises positional reads through bounce */
     uint8_t *bounce;
@@ -83,7 +90,7 @@ typedef struct {
      * fields above, and a sequential reader moving run_end, or prefetches
      * counting hits, must not take their line from the others. */
     _Alignas(ND_CACHE_LINE) _Atomic int64_t populated; /* [0, populated) populated ahead */
-    _Atomic int64_t run_end;     /* populate_ahead 2: the end of the reads run from 0 */
+    _Atomic int64_t run_end;     /* AHEAD_ON_RUN: the end of the reads run from 0 */
     _Atomic uint32_t prefetch_hits; /* prefetch.c's back-off */
     char name[];
 } nd_file;
@@ -246,7 +253,7 @@ static void populate_ahead(nd_file *f, int64_t off, int64_t len)
  * follow each other from offset 0 for SEQUENTIAL_AFTER bytes (a reader that
  * opens a new file and scans it, as Lucene checks a segment file's checksum
  * or copies it): from there it is populated ahead as an ND_IO_SEQUENTIAL one
- * is (FreshMapScan: 1.38-1.55x memcpy with a page fault per folio, docs/
+ * is (FreshMapScan: 1.41-1.55x memcpy with a page fault per folio, docs/
  * design.md). Readers that seek about never match the run's end, so they only
  * load it; the run's reader moves it with one CAS per read. */
 #define SEQUENTIAL_AFTER ((int64_t)1 << 20)
@@ -277,9 +284,9 @@ static ND_HOT int32_t file_read(nd_file *f, int64_t off, void *dst, size_t len)
     int32_t rc;
     switch (f->strategy) {
     case ND_STRATEGY_MAPPED:
-        if (f->populate_ahead == 1)
+        if (f->ahead == AHEAD_ALWAYS)
             populate_ahead(f, off, (int64_t)len);
-        else if (f->populate_ahead == 2)
+        else if (f->ahead == AHEAD_ON_RUN)
             follow_run(f, off, (int64_t)len);
         for (size_t done = 0; done < len; done += MAP_COPY_PIECE) {
             const uint8_t *src = f->map + off + (int64_t)done;
@@ -855,9 +862,9 @@ static int32_t file_open(nd_dir *d, const char *name, uint32_t flags, nd_file **
             if (flags & ND_IO_PRELOAD)
                 nd__os_map_populate(f->map, f->size);
             else if (flags & ND_IO_SEQUENTIAL)
-                f->populate_ahead = 1;
+                f->ahead = AHEAD_ALWAYS;
             else if (!(flags & ND_IO_RANDOM))
-                f->populate_ahead = 2; /* if its reads turn out sequential (follow_run) */
+                f->ahead = AHEAD_ON_RUN;
         }
         /* the mapping outlives the descriptor: give it back now */
         nd__os_close_file(f->fd);
