@@ -8,7 +8,7 @@ set(ND_COMMON_SOURCES
 set(ND_POSIX_SOURCES
   src/posix/dir.c src/posix/errors.c src/posix/file.c src/posix/map.c src/posix/prefetch.c
   src/posix/ring_threads.c src/posix/ring_uring.c src/posix/thread.c
-  src/posix/writer_uring.c)
+  src/posix/writer.c)
 set(ND_WINDOWS_SOURCES
   src/windows/dir.c src/windows/errors.c src/windows/file.c src/windows/map.c
   src/windows/prefetch.c

@@ -313,6 +313,43 @@ static void write_big_merge(void **state)
     write_bulk(*state, ND_IO_MERGE, 3u << 20, 2);
 }
 
+/* Writes `len` bytes of `data` as a merge output in 64 KiB calls; returns its CRC. */
+static int64_t write_merge(fixture *fx, const char *name, const uint8_t *data, size_t len)
+{
+    nd_handle out;
+    expect_status(nd_create_output(fx->dir, name, ND_IO_MERGE, &out), ND_OK);
+    for (size_t off = 0; off < len; off += 65536) {
+        size_t n = len - off < 65536 ? len - off : 65536;
+        expect_status(nd_write_bytes(out, data + off, (int64_t)n), (int64_t)n);
+    }
+    int64_t crc = nd_output_crc32(out);
+    assert_true(crc >= 0);
+    expect_status(nd_close(out), ND_OK);
+    return crc;
+}
+
+/* A direct output overlaps its writes on a thread of its own; where that
+ * thread cannot start (EAGAIN: a process or memory limit), every buffer is
+ * written synchronously instead and the output is as whole as with it. */
+static void merge_write_without_writer_thread(void **state)
+{
+    fixture *fx = *state;
+    size_t len = (3u << 20) + 4097; /* three full buffers and a padded tail */
+    uint8_t *data = malloc(len);
+    rel_fill(data, len, 9, 0);
+    int64_t want = write_merge(fx, "with.bin", data, len);
+    nd__fault_set_times(ND_FAULT_THREAD, 1, -1, EAGAIN, ND_FAULT_MODE_FAIL);
+    int64_t got = write_merge(fx, "without.bin", data, len);
+    long refused = nd__fault_injected(ND_FAULT_THREAD);
+    disarm();
+    if (refused < 1)
+        fail_msg("the direct output never asked for its writer thread");
+    assert_int_equal(got, want);
+    assert_true(file_is(fx, "with.bin", data, len));
+    assert_true(file_is(fx, "without.bin", data, len));
+    free(data);
+}
+
 static void write_in_sync(void **state)
 {
     fixture *fx = *state;
@@ -895,6 +932,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(short_reads, setup, teardown),
         cmocka_unit_test_setup_teardown(short_writes_buffered, setup, teardown),
         cmocka_unit_test_setup_teardown(short_writes_merge, setup, teardown),
+        cmocka_unit_test_setup_teardown(merge_write_without_writer_thread, setup, teardown),
     };
     const struct CMUnitTest replace_tests[] = {
         cmocka_unit_test_setup_teardown(replace_sweep_buffered, setup, teardown),
