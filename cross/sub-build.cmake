@@ -85,6 +85,28 @@ foreach(pkg zlib cmocka)
   endif()
 endforeach()
 
+# libdeflate for the outputs' CRC (native/CMakeLists.txt), from Debian's
+# source too: its own Makefile builds the static library with any gcc
+if(PLATFORM STREQUAL "win64")
+  set(deflate_a libdeflatestatic.lib) # the Makefile's name for MinGW targets
+  set(deflate_cflags -O2)
+else()
+  set(deflate_a libdeflate.a)
+  set(deflate_cflags -O2 -fPIC) # linked into a shared library
+endif()
+if(NOT EXISTS ${deps}/.libdeflate-done)
+  step("fetching the Debian source of libdeflate"
+       ${SOURCE}/cross/fetch-debian-source.sh ${WORK}/../apt libdeflate ${WORK}/src/libdeflate)
+  file(REMOVE_RECURSE ${WORK}/deps-build/libdeflate)
+  file(COPY ${WORK}/src/libdeflate/ DESTINATION ${WORK}/deps-build/libdeflate)
+  string(REPLACE ";" " " deflate_cflags "${deflate_cflags}")
+  step("building libdeflate" make -C ${WORK}/deps-build/libdeflate -j ${JOBS} ${deflate_a}
+       CC=${cc} AR=${TRIPLET}-ar "CFLAGS=${deflate_cflags}")
+  file(INSTALL ${WORK}/deps-build/libdeflate/${deflate_a} DESTINATION ${deps}/lib)
+  file(INSTALL ${WORK}/src/libdeflate/libdeflate.h DESTINATION ${deps}/include)
+  file(TOUCH ${deps}/.libdeflate-done)
+endif()
+
 # the library links zlib statically: one file to ship per platform
 if(PLATFORM STREQUAL "win64")
   set(zlib_lib ${deps}/lib/libzlibstatic.a)
@@ -100,6 +122,7 @@ endif()
 set(configure_args -S ${SOURCE} -B ${bin} -G "Unix Makefiles" -DCMAKE_TOOLCHAIN_FILE=${TOOLCHAIN}
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DND_CROSS_DEPS=${deps} -DND_CROSS_WINEPREFIX=${WORK}/wineprefix
     -DZLIB_LIBRARY=${zlib_lib} -DZLIB_INCLUDE_DIR=${deps}/include
+    -DND_LIBDEFLATE_STATIC=${deps}/lib/${deflate_a} -DND_LIBDEFLATE_INCLUDE=${deps}/include
     -DND_BUILD_CROSS=ON -DND_BUILD_DOTNET=ON -DND_BUILD_JAVA=OFF -DND_BUILD_PYTHON=OFF
     -DND_BUILD_BENCH=OFF -DND_BUILD_SANITIZED_TESTS=OFF -DND_BUILD_TESTS=${C_SUITE})
 if(JNI_SOURCE)

@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake pkg-config zlib1g-dev liburing-dev   # the library
+  build-essential cmake pkg-config zlib1g-dev libdeflate-dev liburing-dev   # the library
   libcmocka-dev strace clang lld libclang-rt-14-dev           # C tests, sanitizers, fuzzing, NativeAOT link
   libfuse3-dev fuse3                                          # C tests in FUSE mounts with 1-4 MiB blocks
   swig                                                        # .NET and Java glue

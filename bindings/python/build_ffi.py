@@ -135,6 +135,13 @@ def _static_liburing() -> str | None:
     return _static_archive("uring", "liburing.h")
 
 
+def _static_libdeflate() -> str | None:
+    """libdeflate.a (Debian: libdeflate-dev), linked in: outputs checksum with its
+    CRC-32, ~2.4x zlib's (native/src/output.c), as in a CMake build that finds it.
+    Without it the library uses zlib's crc32."""
+    return _static_archive("deflate", "libdeflate.h")
+
+
 def _static_zlib() -> str | None:
     """libz.a (Debian: zlib1g-dev), linked in with its symbols hidden.
 
@@ -162,6 +169,8 @@ def core_library(root: Path) -> tuple[str, dict]:
     macros = [("ND_STATIC", None), ("ND_VERSION_STRING", f'"{project_version(root)}"')]
     if _static_liburing():
         macros.append(("ND_HAVE_LIBURING", None))
+    if _static_libdeflate():
+        macros.append(("ND_HAVE_LIBDEFLATE", None))
     return ("nativedir_core", {
         "sources": library_sources(root),
         "include_dirs": [str(root / "native" / "include")],
@@ -183,7 +192,7 @@ def bundled_builder(root: Path) -> cffi.FFI:
     """
     link: list[str] = []
     if sys.platform.startswith("linux"):
-        archives = [a for a in (_static_liburing(), _static_zlib()) if a]
+        archives = [a for a in (_static_liburing(), _static_libdeflate(), _static_zlib()) if a]
         # the archives' symbols stay inside the module, like the library's own
         link += archives + ["-Wl,--exclude-libs,ALL"]
         if not _static_zlib():

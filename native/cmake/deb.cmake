@@ -23,7 +23,7 @@ set(CPACK_DEBIAN_PACKAGE_SECTION libs)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME libnativedir1)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION libs)
 set(CPACK_COMPONENT_RUNTIME_DESCRIPTION "nativedir: the shared library (libnativedir.so.1)")
-# its Depends from dpkg-shlibdeps (libc6, zlib1g, liburing2), and a shlibs
+# its Depends from dpkg-shlibdeps (libc6; zlib1g without libdeflate), and a shlibs
 # file so that programs linked to it get "libnativedir1 (>= <v>)"
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
@@ -31,9 +31,13 @@ set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME libnativedir-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 set(CPACK_COMPONENT_DEV_DESCRIPTION "nativedir: header, static library, pkg-config file and CMake package")
-# the static library's users link zlib (and liburing) themselves; the CMake
-# package's find_dependency(ZLIB) needs zlib's development files
-set(nd_dev_depends "libnativedir1 (= ${PROJECT_VERSION}), zlib1g-dev")
+# the static library's users link libdeflate or zlib (and liburing)
+# themselves: the CMake package and the .pc file name them
+if(ND_DEFLATE_LIB)
+  set(nd_dev_depends "libnativedir1 (= ${PROJECT_VERSION}), libdeflate-dev")
+else()
+  set(nd_dev_depends "libnativedir1 (= ${PROJECT_VERSION}), zlib1g-dev")
+endif()
 if(ND_URING_LIB)
   string(APPEND nd_dev_depends ", liburing-dev")
 endif()
