@@ -10,6 +10,9 @@
  *   raw           pwrite loop, nothing else (the device's limit)
  *   sync+cpu      pwrite, then CPU_US of CPU work (a direct output without overlap)
  *   thread+cpu    the pwrite on a second thread while the caller works
+ *   thread+cpu, 2 queued  the same with the next write queued before the last
+ *                 is done: the thread goes from one pwrite to the next without
+ *                 waiting to be woken
  *   uring+cpu     the write submitted to io_uring while the caller works
  *   uring+cpu, preallocated  the same into a file fallocate()d first (no extending writes)
  * The CPU work stands for an output's checksum and copy of the next buffer
@@ -33,7 +36,7 @@
 
 static const char *dir;
 static double cpu_us = 300;
-static unsigned char *bufs[2];
+static unsigned char *bufs[3];
 
 static double now_ms(void)
 {
@@ -100,10 +103,13 @@ static void way_sync(void)
     finish(fd);
 }
 
+/* The writer thread takes offsets from a queue (a semaphore counts them) and
+ * posts `done` per write; the caller keeps up to `depth` writes queued. */
 static struct {
     sem_t go, done;
     int fd, stop;
-    long off;
+    long queue[4];
+    unsigned head, tail;
 } th;
 
 static void *thread_loop(void *arg)
@@ -113,30 +119,47 @@ static void *thread_loop(void *arg)
         sem_wait(&th.go);
         if (th.stop)
             return NULL;
-        put(th.fd, bufs[(th.off / (long)CHUNK) & 1], th.off);
+        long off = th.queue[th.head++ % 4];
+        put(th.fd, bufs[(off / (long)CHUNK) % 3], off);
         sem_post(&th.done);
     }
 }
 
-static void way_thread(void)
+static void threaded(const char *name, int depth)
 {
-    th.fd = fresh("thread");
+    th.fd = fresh(name);
     th.stop = 0;
+    th.head = th.tail = 0;
     sem_init(&th.go, 0, 0);
     sem_init(&th.done, 0, 0);
     pthread_t t;
     if (pthread_create(&t, NULL, thread_loop, NULL) != 0)
         die("pthread_create");
+    int in_flight = 0;
     for (long off = 0; off < FILE_BYTES; off += (long)CHUNK) {
-        th.off = off;
+        if (in_flight == depth) /* its buffer is the one to fill next */
+            sem_wait(&th.done), in_flight--;
+        th.queue[th.tail++ % 4] = off;
         sem_post(&th.go);
+        in_flight++;
         work();
-        sem_wait(&th.done);
     }
+    while (in_flight-- > 0)
+        sem_wait(&th.done);
     th.stop = 1;
     sem_post(&th.go);
     pthread_join(t, NULL);
     finish(th.fd);
+}
+
+static void way_thread(void)
+{
+    threaded("thread", 1);
+}
+
+static void way_thread2(void)
+{
+    threaded("thread2", 2);
 }
 
 static void uring(const char *name, int preallocate)
@@ -189,7 +212,7 @@ int main(int argc, char **argv)
         rounds = 9;
     if (argc > 3)
         cpu_us = atof(argv[3]);
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 3; i++) {
         bufs[i] = aligned_alloc(4096, CHUNK);
         if (bufs[i] == NULL)
             die("aligned_alloc");
@@ -201,6 +224,7 @@ int main(int argc, char **argv)
     } ways[] = {{"raw", way_raw},
                 {"sync+cpu", way_sync},
                 {"thread+cpu", way_thread},
+                {"thread+cpu, 2 queued", way_thread2},
                 {"uring+cpu", way_uring},
                 {"uring+cpu, preallocated", way_uring_prealloc}};
     enum { WAYS = sizeof(ways) / sizeof(ways[0]) };

@@ -103,16 +103,25 @@ int32_t nd__os_fsync(nd_os_file f, const char *what); /* full durability */
 void nd__os_writeback(nd_os_file f, int64_t off, int64_t len);
 void nd__os_advise(nd_os_file f, int64_t off, int64_t len, nd_advice advice);
 
-/* Overlapped writes for direct outputs: one write in flight while the caller
- * fills the next buffer, so the CRC and the copy overlap the device's work.
- * ND_E_NOT_SUPPORTED from new means "write synchronously". start returns at
- * once; the buffer must stay untouched until wait, which returns the
- * in-flight write's status (ND_OK when none is in flight). */
+/* Overlapped writes for direct outputs: up to ND_OS_WRITER_DEPTH writes in
+ * flight, done in order, while the caller fills the next buffer, so the CRC
+ * and the copy overlap the device's work. ND_E_NOT_SUPPORTED from new means
+ * "write synchronously". start returns at once (fewer than the depth in
+ * flight on entry); a buffer must stay untouched until a wait has reaped its
+ * write. wait reaps the oldest writes until at most `keep` are in flight and
+ * returns the first failure among those it reaped (ND_OK when none). With two
+ * in flight the next write is queued when the last one ends, so the device
+ * never waits for a thread to be woken (posix/writer.c). */
+#if defined(_WIN32)
+#  define ND_OS_WRITER_DEPTH 2
+#else
+#  define ND_OS_WRITER_DEPTH 2
+#endif
 typedef struct nd_os_writer nd_os_writer;
 int32_t nd__os_writer_new(nd_os_file f, const char *what, nd_os_writer **out);
 int32_t nd__os_writer_start(nd_os_writer *w, const void *buf, size_t len, int64_t off);
-int32_t nd__os_writer_wait(nd_os_writer *w);
-void nd__os_writer_free(nd_os_writer *w); /* waits for a write in flight first */
+int32_t nd__os_writer_wait(nd_os_writer *w, int keep);
+void nd__os_writer_free(nd_os_writer *w); /* waits for the writes in flight first */
 
 /* Turns direct I/O off on an open file (it may replace *f with a new handle
  * on the same file and close the old one): later transfers need no

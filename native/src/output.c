@@ -34,7 +34,9 @@ typedef struct {
     int strategy;
     uint32_t align;
     uint8_t *buf;     /* the buffer being filled */
-    uint8_t *spare;   /* direct with a writer: the other buffer, possibly in flight */
+    /* direct with a writer: the other buffers, in the order they are filled
+     * next; those handed to the writer and not yet reaped are in flight */
+    uint8_t *spare[ND_OS_WRITER_DEPTH];
     nd_os_writer *writer;
     size_t cap, used;
     size_t tail_in_file; /* direct: bytes of buf already written as a padded tail */
@@ -136,7 +138,7 @@ static int32_t flush(nd_output *o, int tail)
     if (o->used == 0) {
         /* nothing buffered, but the last full buffer's write may be in flight:
          * a flush or sync covers it only once it has landed */
-        if (tail && o->writer != NULL && (rc = nd__os_writer_wait(o->writer)) != ND_OK)
+        if (tail && o->writer != NULL && (rc = nd__os_writer_wait(o->writer, 0)) != ND_OK)
             return fail_for_good(o, rc);
         return ND_OK;
     }
@@ -146,20 +148,23 @@ static int32_t flush(nd_output *o, int tail)
             return ND_OK;
         size_t span = o->used;
         if (o->writer != NULL) {
-            /* the previous buffer's write must be done before anything else
-             * is written (and before its memory is reused) */
-            rc = nd__os_writer_wait(o->writer);
+            /* A full buffer joins the writes in flight once the oldest is
+             * done: its buffer is the one filled next. A tail is written here,
+             * after all of them. */
+            rc = nd__os_writer_wait(o->writer, tail ? 0 : ND_OS_WRITER_DEPTH - 1);
             if (rc != ND_OK)
                 return fail_for_good(o, rc);
-            if (!tail) { /* a full buffer: start it and fill the other meanwhile */
+            if (!tail) {
                 rc = nd__os_writer_start(o->writer, o->buf, span, o->flushed);
                 if (rc != ND_OK)
                     return fail_for_good(o, rc);
                 o->flushed += (int64_t)o->used;
                 o->used = 0;
                 o->tail_in_file = 0;
-                uint8_t *next = o->spare;
-                o->spare = o->buf;
+                uint8_t *next = o->spare[0];
+                for (int i = 0; i + 1 < ND_OS_WRITER_DEPTH; i++)
+                    o->spare[i] = o->spare[i + 1];
+                o->spare[ND_OS_WRITER_DEPTH - 1] = o->buf;
                 o->buf = next;
                 return ND_OK;
             }
@@ -220,10 +225,21 @@ static int32_t output_close(nd_object *obj)
     /* nothing writes through them any more (every call refuses a closed output):
      * the next output may start with them */
     nd__buffer_give(o->buf, o->align, o->cap);
-    nd__buffer_give(o->spare, o->align, o->cap);
-    o->buf = o->spare = NULL;
+    for (int i = 0; i < ND_OS_WRITER_DEPTH; i++) {
+        nd__buffer_give(o->spare[i], o->align, o->cap);
+        o->spare[i] = NULL;
+    }
+    o->buf = NULL;
     nd__mutex_unlock(o->mu);
     return rc;
+}
+
+static void free_spares(nd_output *o)
+{
+    for (int i = 0; i < ND_OS_WRITER_DEPTH; i++) {
+        nd__os_aligned_free(o->spare[i]);
+        o->spare[i] = NULL;
+    }
 }
 
 static void output_destroy(nd_object *obj)
@@ -231,7 +247,7 @@ static void output_destroy(nd_object *obj)
     nd_output *o = (nd_output *)obj;
     nd__mutex_free(o->mu);
     nd__os_aligned_free(o->buf);
-    nd__os_aligned_free(o->spare);
+    free_spares(o);
     nd__os_aligned_free(o);
 }
 
@@ -541,11 +557,13 @@ static int32_t nd_create_output_impl(nd_handle dir, const char *name, uint32_t f
         /* direct writes overlap the next buffer's copy and CRC where the OS can */
         if (rc == ND_OK && o->strategy == ND_STRATEGY_DIRECT &&
             nd__os_writer_new(o->fd, name, &o->writer) == ND_OK) {
-            o->spare = nd__buffer_take(o->align, o->cap);
-            if (o->spare == NULL) {
-                nd__os_writer_free(o->writer);
-                o->writer = NULL;
-            }
+            for (int i = 0; i < ND_OS_WRITER_DEPTH && o->writer != NULL; i++)
+                if ((o->spare[i] = nd__buffer_take(o->align, o->cap)) == NULL) {
+                    /* short of memory: synchronous writes from the one buffer */
+                    free_spares(o);
+                    nd__os_writer_free(o->writer);
+                    o->writer = NULL;
+                }
         }
         if (rc == ND_OK && o->strategy != ND_STRATEGY_DIRECT)
             nd__os_advise(o->fd, 0, 0, ND_ADVICE_SEQUENTIAL);
@@ -569,7 +587,7 @@ static int32_t nd_create_output_impl(nd_handle dir, const char *name, uint32_t f
         }
         nd__mutex_free(o->mu);
         nd__os_aligned_free(o->buf);
-        nd__os_aligned_free(o->spare);
+        free_spares(o);
         nd__os_aligned_free(o);
     }
     nd__handle_put(dir);

@@ -287,10 +287,15 @@ static void write_bulk(fixture *fx, uint32_t flags, size_t len, long nth)
         expect_status(nd_close(out), ND_OK);
         assert_true(file_is(fx, "out.bin", data, len));
     } else {
-        /* the fault hits the write itself or, if it all fit in the buffer, the sync */
+        /* the fault hits the write itself or, if it all fit in the buffer, the
+         * sync; a direct output's writes run on its writer thread, up to two
+         * in flight, and a failed one that was still in flight when the write
+         * call returned is reported by the sync (every byte acknowledged by a
+         * write call is in the library's buffers, not yet on the device) */
         const char *api = "nd_write_bytes";
         if (r == (int64_t)len) {
-            assert_int_equal(nd__fault_injected(ND_FAULT_WRITE), 0);
+            if (!(flags & ND_IO_MERGE))
+                assert_int_equal(nd__fault_injected(ND_FAULT_WRITE), 0);
             api = "nd_output_sync";
             r = nd_output_sync(out);
         }

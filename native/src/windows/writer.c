@@ -74,9 +74,9 @@ int32_t nd__os_writer_start(nd_os_writer *w, const void *buf, size_t len, int64_
     return ND_OK;
 }
 
-int32_t nd__os_writer_wait(nd_os_writer *w)
+int32_t nd__os_writer_wait(nd_os_writer *w, int keep)
 {
-    if (!w->busy)
+    if (!w->busy || keep >= 1) /* one write in flight at most (ND_OS_WRITER_DEPTH) */
         return ND_OK;
     w->busy = 0;
     if (w->deferred != ND_OK)
@@ -95,7 +95,7 @@ void nd__os_writer_free(nd_os_writer *w)
 {
     if (w == NULL)
         return;
-    (void)nd__os_writer_wait(w); /* the buffer and the OVERLAPPED must outlive the write */
+    (void)nd__os_writer_wait(w, 0); /* the buffer and the OVERLAPPED must outlive the write */
     CloseHandle(w->ev);
     free(w);
 }
