@@ -46,6 +46,8 @@ namespace NativeDir.Benchmarks
             _handle = File.OpenHandle(_path, FileMode.Open, FileAccess.Read, FileShare.Read, FileOptions.Asynchronous);
             _dir = NativeDirectory.Open(Workload.Dir);
             _input = _dir.OpenInput("async.bin", IoOptions.Sequential);
+            // every row on the same CPU: the ratio is one loop of preads against another (SameCpu)
+            SameCpu.Pin();
         }
 
         /// <summary>4 KiB reads per invocation (the loops' last, empty read aside).</summary>
@@ -54,6 +56,7 @@ namespace NativeDir.Benchmarks
         [GlobalCleanup]
         public void Cleanup()
         {
+            SameCpu.Unpin();
             _input.Dispose();
             _dir.Dispose();
             _handle.Dispose();
