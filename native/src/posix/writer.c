@@ -9,7 +9,7 @@
  * on Linux 6.18 (docs/benchmarks.md, "Direct writes"), the output's CPU work
  * then did not overlap the device at all: 64 MiB in 1 MiB writes with ~0.5 ms
  * of CPU per write took 1.24-1.35x a plain pwrite loop through io_uring,
- * 1.20-1.30x with no overlap, and 1.05-1.10x with the write on a thread. A
+ * 1.18-1.30x with no overlap, and 1.05-1.10x with the write on a thread. A
  * thread also gives macOS (F_NOCACHE writes block) the same overlap.
  *
  * Two writes may be queued (ND_OS_WRITER_DEPTH): the thread then goes from
