@@ -9,8 +9,13 @@
  * which was 6% of a 64 MiB durable merge write. Lucene opens outputs one
  * after another (each flush, each merge), so keeping the last few buffers
  * lets the next output start with memory that is already mapped. At most
- * CACHED buffers are kept (4 MiB for direct outputs' pairs), for as long as
- * the process lives; anything else is freed as before.
+ * CACHED buffers are kept (a direct output's three 1 MiB buffers and a
+ * buffered one's 256 KiB-2 MiB steps), for as long as the process lives; with the cache
+ * full, the buffer given back longest ago is freed. (It used to be whichever
+ * slot a round-robin pointed at, which could be the one just given: with a
+ * direct output's third buffer in the cache, a buffered output's 2 MiB
+ * buffer was thrown out between two outputs, and the next one paid its page
+ * faults again; test_output's reuse test caught it under ASan.)
  *
  * Also here: blocks of whole cache lines (nd__buffer_lines), for the small
  * objects threads write on every call.
@@ -19,17 +24,18 @@
 
 #include "internal.h"
 
-#define CACHED 4
-#define CACHE_MIN ((size_t)256 << 10) /* smaller blocks come back from the C library's heap */
+#define CACHED ND_BUFFERS_CACHED
+#define CACHE_MIN ND_BUFFERS_CACHE_MIN
 
 typedef struct {
     void *p;
     size_t align, size;
+    uint64_t given; /* when it was given back: the least goes first */
 } cached_buffer;
 
 static nd_mutex *_Atomic cache_lock;
 static cached_buffer cache[CACHED];
-static int next_out; /* with the cache full, the slot whose buffer goes (the oldest) */
+static uint64_t gives; /* buffers given back so far: the clock of `given` */
 
 void *nd__buffer_take(size_t align, size_t size)
 {
@@ -66,12 +72,14 @@ void nd__buffer_give(void *p, size_t align, size_t size)
         for (int i = 0; i < CACHED && slot < 0; i++)
             if (cache[i].p == NULL)
                 slot = i;
-        if (slot < 0) {
-            slot = next_out;
-            next_out = (next_out + 1) % CACHED;
+        if (slot < 0) { /* full: the one given back longest ago goes */
+            slot = 0;
+            for (int i = 1; i < CACHED; i++)
+                if (cache[i].given < cache[slot].given)
+                    slot = i;
         }
         void *old = cache[slot].p;
-        cache[slot] = (cached_buffer){p, align, size};
+        cache[slot] = (cached_buffer){p, align, size, ++gives};
         nd__mutex_unlock(m);
         p = old;
     }

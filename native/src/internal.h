@@ -139,6 +139,11 @@ void *nd__buffer_take(size_t align, size_t size);
 /* Gives back a buffer from nd__buffer_take (or nd__os_aligned_alloc) of `size`
  * bytes aligned to `align`: kept for the next output, or freed. NULL: nothing. */
 void nd__buffer_give(void *p, size_t align, size_t size);
+/* How many buffers of at least ND_BUFFERS_CACHE_MIN bytes are kept: a direct
+ * output's three and a buffered one's 256 KiB-2 MiB steps; when full, the one
+ * given back longest ago is freed. */
+#define ND_BUFFERS_CACHED 6
+#define ND_BUFFERS_CACHE_MIN ((size_t)256 << 10) /* smaller ones come from the C library's heap */
 
 /* A cache line: 64 bytes on x86-64 and the arm64 cores the library ships for. */
 #define ND_CACHE_LINE 64
