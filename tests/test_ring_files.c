@@ -914,6 +914,74 @@ static void test_register_fails(void **state)
         assert_status(ND_OK, nd_close(ring));
     }
 }
+
+/* The submitter sends a burst of reads in calls of 1, 2, 4, ... SQEs (the
+ * device starts on the first while the rest go). A burst of 31 therefore
+ * takes five io_uring_submit calls; when the nth is refused, the reads of the
+ * calls before it complete with their bytes, the refused call's and every
+ * later one's fail with its error, each read is reported once, and the ring
+ * reads on. The submitter pauses after each burst, so the 31 reads handed to
+ * it while it sleeps after the first read's burst make one burst. */
+static void test_submit_fails_mid_burst(void **state)
+{
+    files_env *e = *state;
+    nd_handle ring, in[NFILES];
+    if (!open_uring(&ring))
+        return;
+    open_all(e, in);
+    uint8_t *bufs = NULL;
+    assert_int_equal(posix_memalign((void **)&bufs, BLOCK, (size_t)DEPTH * BLOCK), 0);
+    nd__fault_set_submit_pause(50000);
+    for (long nth = 0; nth <= 5; nth++) { /* 0: nothing refused, the calls counted */
+        pending p[DEPTH] = {{0}};
+        uint64_t tags[DEPTH];
+        int64_t res[DEPTH];
+        for (uint64_t t = 0; t < DEPTH; t++) {
+            int f = (int)((t * 7 + (uint64_t)nth) % NFILES);
+            p[t] = (pending){f, e->seed[f], (int64_t)((t + (uint64_t)nth) % (FLEN / BLOCK)) * BLOCK, 1};
+            assert_status(ND_OK, nd_ring_submit_read(ring, in[f], p[t].off, bufs + t * BLOCK,
+                                                     BLOCK, t));
+            if (t > 0)
+                continue;
+            /* the first read alone: once it is back, the submitter sleeps */
+            assert_int_equal(nd_ring_reap(ring, tags, res, 1, 5000), 1);
+            check_done(p, DEPTH, bufs, tags[0], res[0]);
+            nd__fault_clear();
+            if (nth > 0)
+                nd__fault_set(ND_FAULT_SUBMIT, nth, ENOMEM, ND_FAULT_MODE_FAIL);
+        }
+        int ok = 0, failed = 0;
+        while (ok + failed < DEPTH - 1) {
+            int32_t n = nd_ring_reap(ring, tags, res, DEPTH, 5000);
+            assert_true(n > 0);
+            for (int32_t j = 0; j < n; j++) {
+                if (res[j] >= 0) {
+                    check_done(p, DEPTH, bufs, tags[j], res[j]);
+                    ok++;
+                    continue;
+                }
+                assert_true(tags[j] < DEPTH && p[tags[j]].busy);
+                assert_int_equal(res[j], ND_E_NO_MEMORY);
+                p[tags[j]].busy = 0;
+                failed++;
+            }
+        }
+        assert_int_equal(nd_ring_in_flight(ring), 0);
+        if (nth == 0) {
+            assert_int_equal(nd__fault_calls(ND_FAULT_SUBMIT), 5); /* 1 + 2 + 4 + 8 + 16 */
+            assert_int_equal(failed, 0);
+        } else {
+            assert_int_equal(nd__fault_injected(ND_FAULT_SUBMIT), 1);
+            assert_int_equal(ok, (1 << (nth - 1)) - 1); /* the calls before the nth */
+        }
+        nd__fault_clear();
+    }
+    nd__fault_set_submit_pause(0);
+    mixed_reads(e, ring, in, 300, 11, 0); /* and it reads on */
+    free(bufs);
+    close_all(in);
+    assert_status(ND_OK, nd_close(ring));
+}
 #endif
 
 int main(void)
@@ -931,6 +999,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_two_rings_race, setup, teardown),
 #ifdef ND_FAULT_INJECTION
         cmocka_unit_test_setup_teardown(test_register_fails, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_submit_fails_mid_burst, setup, teardown),
 #endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

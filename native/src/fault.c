@@ -100,7 +100,8 @@ const char *nd__fault_point_name(nd_fault_point point)
 {
     static const char *const names[ND_FAULT_POINTS] = {"open",   "read",   "write",
                                                        "fsync",  "rename", "alloc",
-                                                       "handle", "thread", "register"};
+                                                       "handle", "thread", "register",
+                                                       "submit"};
     return valid(point) ? names[point] : "?";
 }
 

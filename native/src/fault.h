@@ -22,7 +22,8 @@ typedef enum {
     ND_FAULT_HANDLE = 6, /* a handle-table slot: the table is full */
     ND_FAULT_THREAD = 7, /* creating a ring's worker thread */
     ND_FAULT_REGISTER = 8, /* io_uring_register of a ring's files: it falls back to plain fds */
-    ND_FAULT_POINTS = 9
+    ND_FAULT_SUBMIT = 9,   /* io_uring_submit of a ring's reads: the reads it carried fail */
+    ND_FAULT_POINTS = 10
 } nd_fault_point;
 /* The points above that stand for I/O system calls (the others are resources). */
 #define ND_FAULT_IO_POINTS 5
