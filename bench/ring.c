@@ -12,7 +12,8 @@
  *   - nativedir's ring at queue depth 32: io_uring, and the thread pool.
  *
  * Rates in IOPS (higher is better). Targets: io_uring >= 3x the pread loop
- * and >= 0.90 of fio with the same registration, paired in the same run. Every read is checked against the file's pattern, so a
+ * and >= 0.90 of fio with the same registration, paired round by round in
+ * the same run. Every read is checked against the file's pattern, so a
  * broken path fails instead of winning.
  *
  * fio and the rows set against it run on one CPU (run_on_one_cpu).
@@ -536,10 +537,14 @@ void bench_ring_targets(void)
     row *r = bench_find("RingRandomQD32", URING_ROW);
     if (r == NULL)
         return;
-    snprintf(r->target, sizeof(r->target), ">= 3x pread, >= 0.90 fio registerfiles");
+    snprintf(r->target, sizeof(r->target), ">= 3x pread, >= 0.90 fio reg/round");
     snprintf(r->also, sizeof(r->also), "%s", FIO_REG_ROW);
-    snprintf(r->also_target, sizeof(r->also_target), ">= 0.90");
-    r->also_met = r->also_ratio >= 0.90; /* unknown (fio missing) is not met */
+    snprintf(r->also_target, sizeof(r->also_target), ">= 0.90 per round");
+    /* judged round by round: the virtual disk's rate drifts within a run (fio's
+     * own rounds 59-92K reads/s in one), and a round of fio and a round of
+     * the ring run seconds apart, the medians of the two rows may not */
+    double fio_ratio = r->also_paired >= 0 ? r->also_paired : r->also_ratio;
+    r->also_met = fio_ratio >= 0.90; /* unknown (fio missing) is not met */
     int uring = R.uring_backend == ND_RING_IO_URING;
     r->met = uring && r->ratio >= 3.0 && r->also_met;
     size_t len = strlen(r->note);
