@@ -38,6 +38,10 @@ typedef struct {
     uint32_t dio_align;   /* what raw O_DIRECT needs here */
     uint32_t buf_align;   /* dio_align, at least a page: the fast case for direct I/O */
     const char *fs_type;
+    /* each CPU's speed at a spin loop, relative to the fastest, at the start and
+     * the end of the run (sys.c, bench_cpu_speeds); 0: a CPU this process may not use */
+    int ncpus;
+    double cpu_speed[2][64];
 
     uint8_t *data;        /* the file's bytes, in memory (aligned for O_DIRECT) */
     const uint8_t *file_map; /* the data file mapped, only to flush its cached lines */
@@ -170,6 +174,11 @@ typedef struct {
     double iops, total_ios, cpu_ms;
 } fio_result;
 int bench_fio_randread(const char *path, int count, char *engine, size_t cap, fio_result *res);
+
+/* sys.c: fills speed[0..max) with each CPU's speed at a fixed spin loop,
+ * relative to the fastest (0 for CPUs this process may not run on); returns
+ * how many CPUs it looked at. */
+int bench_cpu_speeds(double *speed, int max);
 
 #define DATA_NAME "r.dat"  /* the file every read workload reads */
 #define WRITE_NAME "w.dat" /* the file every write workload writes */

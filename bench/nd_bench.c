@@ -340,6 +340,7 @@ int main(int argc, char **argv)
     fprintf(stderr, "nd_bench: %lld MiB on %s (%s, O_DIRECT alignment %u), %d runs + warm-up\n",
             (long long)size_mib, b->work, b->fs_type, b->dio_align, b->runs);
 
+    b->ncpus = bench_cpu_speeds(b->cpu_speed[0], 64);
     if (wanted(only, "Write"))
         bench_write(b);
     if (wanted(only, "ReadSequential"))
@@ -359,6 +360,7 @@ int main(int argc, char **argv)
     if (wanted(only, "FreshMapScan"))
         bench_fresh_map(b);
 
+    bench_cpu_speeds(b->cpu_speed[1], b->ncpus);
     bench_finish_ratios();
     apply_targets();
     bench_print_table(b);

@@ -211,6 +211,10 @@ void bench_print_table(const bench *b)
            "load average %.2f. ratio = median / baseline median; paired = median of per-round\n"
            "ratios; cpu = CPU ms of the timed part, cpu-rat its ratio (immune to waiting for a CPU)\n",
            (long long)(b->size >> 20), b->work, b->fs_type, b->runs, load[0]);
+    printf("CPU speeds at a spin loop, relative to the fastest (start / end of the run):");
+    for (int c = 0; c < b->ncpus; c++)
+        printf(" %d: %.2f / %.2f", c, b->cpu_speed[0][c], b->cpu_speed[1][c]);
+    printf("\n");
     for (int i = 0; i < nrows; i++) {
         const row *r = &rows[i];
         if (strcmp(group, r->group) != 0) {
@@ -304,6 +308,14 @@ int bench_write_json(const bench *b, const char *path)
     json_str(f, b->command);
     fprintf(f, ", \"dio_align\": %u, \"loadavg\": ", b->dio_align);
     json_num(f, load[0]);
+    for (int k = 0; k < 2; k++) {
+        fputs(k == 0 ? ", \"cpu_speed_start\": [" : "], \"cpu_speed_end\": [", f);
+        for (int c = 0; c < b->ncpus; c++) {
+            fputs(c > 0 ? ", " : "", f);
+            json_num(f, b->cpu_speed[k][c]);
+        }
+    }
+    fputs("]", f);
     fputs(",\n \"results\": [\n", f);
     for (int i = 0; i < nrows; i++) {
         const row *r = &rows[i];

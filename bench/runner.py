@@ -139,7 +139,22 @@ def markdown(suites, groups):
             s.get("date", "unknown date"),
             "" if s.get("loadavg") is None else ", load average %.2f" % s["loadavg"],
             "" if not s.get("command") else ", command `%s`" % s["command"]))
+    for s in suites:
+        start, end = s.get("cpu_speed_start"), s.get("cpu_speed_end")
+        if start:
+            out.append("- CPU speeds at a spin loop, relative to the fastest, at the start and the "
+                       "end of the `%s` suite: %s" % (s["suite"], ", ".join(
+                           "CPU %d %s / %s" % (c, num(a, 2), num(b, 2))
+                           for c, (a, b) in enumerate(zip(start, end or start)) if a > 0)))
     out.append("")
+    slowest = min([v for s in suites for k in ("cpu_speed_start", "cpu_speed_end")
+                   for v in (s.get(k) or []) if v > 0] or [1])
+    if slowest < 0.8:
+        out.append("**The CPUs were not alike in this run:** the slowest ran the spin loop at %s "
+                   "of the fastest's speed (the host's doing on a VM). Rows that use two threads, "
+                   "or whose baseline ran on another CPU, measure the machine as much as the "
+                   "code here." % num(slowest, 2))
+        out.append("")
     out.append("Ratio = median / the median of the row named in *baseline*, measured in the "
                "same run (lower is better for times; for rates such as IOPS higher is better; "
                "a baseline row is the limit itself).")

@@ -87,6 +87,23 @@ def main():
         ring = report.split("## RingRandomQD32\n", 1)[1].split("\n## ", 1)[0]
         if "higher is better" not in ring or "vs fio randread QD32" not in ring:
             fail("RingRandomQD32 is not shown as rates beside fio:\n" + ring)
+        # the smoke run measured its CPUs: the report shows them, and warns exactly
+        # when the slowest is below 0.8 of the fastest
+        if len(c.get("cpu_speed_start") or []) < 1 or "CPU 0 " not in report:
+            fail("the C suite's CPU speeds are missing from c.json or the report")
+        for speeds, warned in (([1.0, 0.5], True), ([1.0, 0.95], False)):
+            other["cpu_speed_start"] = other["cpu_speed_end"] = speeds
+            with open(os.path.join(d, "python.json"), "w", encoding="utf-8") as fh:
+                json.dump(other, fh)
+            cc = dict(c, cpu_speed_start=[1.0], cpu_speed_end=[1.0])
+            with open(os.path.join(d, "c.json"), "w", encoding="utf-8") as fh:
+                json.dump(cc, fh)
+            proc = run(runner, d)
+            with open(os.path.join(d, "report.md"), encoding="utf-8") as fh:
+                text = fh.read()
+            if proc.returncode != 0 or ("The CPUs were not alike" in text) != warned or \
+                    "CPU 1 %.2f / %.2f" % (speeds[1], speeds[1]) not in text:
+                fail("CPU speeds %s: warning %s expected" % (speeds, warned), proc)
         spec = importlib.util.spec_from_file_location("runner", runner)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
