@@ -3,8 +3,8 @@
  * I/O alignment, the file system type, and how much of a file is cached.
  */
 #include <errno.h>
-#include <sched.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

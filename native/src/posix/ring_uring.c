@@ -63,7 +63,7 @@ typedef struct {
     pthread_cond_t hand_cv;
     nd_ring_fifo hand;
     int stopping;
-    int waiting; /* the submitter sleeps on hand_cv */
+    int waiting; /* the submitter sleeps on hand_cv and no hand-off has woken it yet */
     int started;
     pthread_t submitter;
     /* registered files: under sq_mu (the submitter registers while it
@@ -228,13 +228,17 @@ static int32_t queue(uring_state *u, nd_ring_op *op, uint64_t user_data)
     return flush(u, &sqe, 1);
 }
 
-/* Gives op `index` to the submitter thread (woken only if it sleeps). */
+/* Gives op `index` to the submitter thread, waking it only if it sleeps and
+ * no hand-off since it went to sleep has woken it yet: a caller refilling a
+ * burst of slots makes one futex call for the burst, not one per read. */
 static void hand_off(uring_state *u, uint32_t index)
 {
     pthread_mutex_lock(&u->hand_mu);
     nd__fifo_push(&u->hand, index);
-    if (u->waiting)
+    if (u->waiting) {
+        u->waiting = 0; /* woken: it takes everything in the FIFO before it sleeps again */
         pthread_cond_signal(&u->hand_cv);
+    }
     pthread_mutex_unlock(&u->hand_mu);
 }
 
