@@ -9,7 +9,9 @@
  *     io_uring reads use registered files, not registered buffers);
  *   - the synchronous reads: a raw O_DIRECT pread loop (the baseline) and
  *     nd_read_bytes on an ND_IO_MERGE input, both at queue depth 1;
- *   - nativedir's ring at queue depth 32: io_uring, and the thread pool.
+ *   - nativedir's ring at queue depth 32: io_uring (on fio's CPU, and again
+ *     with its threads free to run anywhere, as an application runs it), and
+ *     the thread pool.
  *
  * Rates in IOPS (higher is better). Targets: io_uring >= 3x the pread loop
  * and >= 0.90 of fio with the same registration, paired round by round in
@@ -39,9 +41,10 @@
 #define FIO_REG_ROW "fio randread QD32 registerfiles (the ring's registration)"
 #define PREAD_ROW "raw pread O_DIRECT QD1"
 #define URING_ROW "nd_ring io_uring QD32"
+#define URING_FREE_ROW "nd_ring io_uring QD32, threads free"
 #define THREADS_ROW "nd_ring threads QD32 (ND_RING_FORCE_THREADS)"
 
-enum { RING_FIO, RING_FIO_REG, RING_PREAD, RING_ND_SYNC, RING_URING, RING_THREADS };
+enum { RING_FIO, RING_FIO_REG, RING_PREAD, RING_ND_SYNC, RING_URING, RING_URING_FREE, RING_THREADS };
 
 /* What every row of the group shares. */
 static struct {
@@ -345,16 +348,18 @@ static double run_ring_row(bench *b, void *vctx, run_out *out)
         in = open_direct();
         who = "nd_read_bytes";
         break;
-    case RING_URING: case RING_THREADS:
+    case RING_URING: case RING_URING_FREE: case RING_THREADS:
         in = open_direct();
         nd_check(nd_ring_open(QD, c->kind == RING_THREADS ? ND_RING_FORCE_THREADS : 0, &ring),
                  "nd_ring_open");
         int backend = nd_ring_backend(ring);
         if (c->kind == RING_URING)
             R.uring_backend = backend;
-        else if (backend != ND_RING_THREADS)
+        else if (c->kind == RING_THREADS && backend != ND_RING_THREADS)
             die("RingRandomQD32: ND_RING_FORCE_THREADS gave backend %d", backend);
-        who = c->kind == RING_URING ? URING_ROW : THREADS_ROW;
+        who = c->kind == RING_URING        ? URING_ROW
+              : c->kind == RING_URING_FREE ? URING_FREE_ROW
+                                           : THREADS_ROW;
         break;
     }
 
@@ -440,7 +445,8 @@ static row *queue_row(const char *name, const char *baseline, int kind, int coun
     r->unit = "IOPS";
     /* the ring's io_uring row is set against fio with the same registration */
     if (kind != RING_FIO && kind != RING_FIO_REG && R.fio[0] != '\0' && kind != RING_PREAD)
-        snprintf(r->also, sizeof(r->also), "%s", kind == RING_URING ? FIO_REG_ROW : FIO_ROW);
+        snprintf(r->also, sizeof(r->also), "%s",
+                 kind == RING_URING || kind == RING_URING_FREE ? FIO_REG_ROW : FIO_ROW);
     snprintf(r->note, sizeof(r->note), "%s", note);
     bench_queue(r, fn, &c, sizeof(c), free_ctx);
     return r;
@@ -503,6 +509,12 @@ void bench_ring(bench *b)
     snprintf(note, sizeof(note), "%d reads of 4 KiB, 32 in flight (a slot is refilled as soon as "
              "it is reaped), %lld MiB file, O_DIRECT; on one CPU, as fio", n32, mib);
     queue_row(URING_ROW, PREAD_ROW, RING_URING, n32, run_on_one_cpu, note);
+    /* no target: the ring as an application runs it, its own thread and the
+     * caller wherever the scheduler puts them (fio stays on one CPU; the CPU
+     * column says what each spent) */
+    snprintf(note, sizeof(note), "the row above with the caller and the ring's thread on any CPU "
+             "(not pinned); %d reads, %lld MiB file, O_DIRECT", n32, mib);
+    queue_row(URING_FREE_ROW, PREAD_ROW, RING_URING_FREE, n32, run_ring_row, note);
     /* the pool has a couple of threads, so it runs near QD1 speed: the shorter
      * count keeps the group's time down; the rate is what is compared */
     snprintf(note, sizeof(note), "%d reads of 4 KiB, 32 in flight in the ring (the pool's few "
