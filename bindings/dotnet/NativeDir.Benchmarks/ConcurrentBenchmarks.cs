@@ -13,6 +13,9 @@ namespace NativeDir.Benchmarks
         private NativeInput[] _bufferedClones = null!, _mappedClones = null!;
         private Helper _helper = null!;
 
+        /// <summary>The two-thread rows need both CPUs; the one-thread rows run where they fall.</summary>
+        protected override bool SingleThreaded => false;
+
         protected override void OnOpened()
         {
             _helper = new Helper();
