@@ -16,6 +16,7 @@
 
 #define BENCH_MAX_RUNS 101
 #define BENCH_MAX_ROWS 128
+#define BENCH_MAX_CPUS 64 /* CPUs whose speed the report shows */
 
 typedef struct {
     int64_t size;         /* bytes of the file of record */
@@ -41,7 +42,7 @@ typedef struct {
     /* each CPU's speed at a spin loop, relative to the fastest, at the start and
      * the end of the run (sys.c, bench_cpu_speeds); 0: a CPU this process may not use */
     int ncpus;
-    double cpu_speed[2][64];
+    double cpu_speed[2][BENCH_MAX_CPUS];
 
     uint8_t *data;        /* the file's bytes, in memory (aligned for O_DIRECT) */
     const uint8_t *file_map; /* the data file mapped, only to flush its cached lines */
@@ -179,6 +180,9 @@ int bench_fio_randread(const char *path, int count, char *engine, size_t cap, fi
  * relative to the fastest (0 for CPUs this process may not run on); returns
  * how many CPUs it looked at. */
 int bench_cpu_speeds(double *speed, int max);
+/* sys.c: pins the calling thread (and the threads and processes it starts
+ * from now on) to CPU `cpu`; 0 on success. */
+int bench_pin_cpu(int cpu);
 
 #define DATA_NAME "r.dat"  /* the file every read workload reads */
 #define WRITE_NAME "w.dat" /* the file every write workload writes */

@@ -340,7 +340,7 @@ int main(int argc, char **argv)
     fprintf(stderr, "nd_bench: %lld MiB on %s (%s, O_DIRECT alignment %u), %d runs + warm-up\n",
             (long long)size_mib, b->work, b->fs_type, b->dio_align, b->runs);
 
-    b->ncpus = bench_cpu_speeds(b->cpu_speed[0], 64);
+    b->ncpus = bench_cpu_speeds(b->cpu_speed[0], BENCH_MAX_CPUS);
     if (wanted(only, "Write"))
         bench_write(b);
     if (wanted(only, "ReadSequential"))

@@ -411,20 +411,17 @@ static int pin_to_one_cpu(cpu_set_t *saved)
     if (sched_getaffinity(0, sizeof(*saved), saved) != 0)
         return -1;
     for (int c = 0; c < CPU_SETSIZE; c++)
-        if (CPU_ISSET(c, saved)) {
-            cpu_set_t one;
-            CPU_ZERO(&one);
-            CPU_SET(c, &one);
-            return sched_setaffinity(0, sizeof(one), &one);
-        }
+        if (CPU_ISSET(c, saved))
+            return bench_pin_cpu(c);
     return -1;
 }
 
 /* fio and the rows set against it run on one CPU, fio inheriting the mask:
- * the development VM's two vCPUs differ by ~30% in what a system call costs,
- * and with the ring's rounds on one and fio's on the other the ratio measured
- * the CPUs (0.76 in two full runs, 1.2-1.9 in the others). The thread
- * pool's row runs free: its threads are the point of it. */
+ * the development VM's two vCPUs differed by 30% to 2x in speed (the report's
+ * CPU line), and only one takes the disk's interrupts; with the ring's rounds
+ * on one and fio's on the other the ratio measured the CPUs (0.76 in two full
+ * runs, 1.2-1.9 in the others). The thread pool's row and the ring's "threads
+ * free" row run unpinned: how they use the CPUs is the point of them. */
 static double run_on_one_cpu(bench *b, void *vctx, run_out *out)
 {
     const ring_ctx *c = vctx;

@@ -201,8 +201,8 @@ void cold_caches(const bench *b)
 }
 
 /* A VM's vCPUs need not be alike: the host may run other work on one (on the
- * development VM one ran a spin loop at 0.4 of the other's speed for a whole
- * session). Then a row that uses two threads, or whose baseline ran on the
+ * development VM one ran a spin loop at 0.4-0.6 of the other's speed for
+ * most of a night). Then a row that uses two threads, or whose baseline ran on the
  * other CPU, measures the machine; the report shows this beside the results. */
 static double spin_ms(void)
 {
@@ -211,6 +211,14 @@ static double spin_ms(void)
     for (uint64_t i = 0; i < 20000000u; i++)
         x += i;
     return now_ms() - t0;
+}
+
+int bench_pin_cpu(int cpu)
+{
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    return sched_setaffinity(0, sizeof(one), &one);
 }
 
 int bench_cpu_speeds(double *speed, int max)
@@ -223,12 +231,7 @@ int bench_cpu_speeds(double *speed, int max)
     int n = 0;
     for (int c = 0; c < max && c < CPU_SETSIZE; c++) {
         best_ms[c] = 0;
-        if (!CPU_ISSET(c, &all))
-            continue;
-        cpu_set_t one;
-        CPU_ZERO(&one);
-        CPU_SET(c, &one);
-        if (sched_setaffinity(0, sizeof(one), &one) != 0)
+        if (!CPU_ISSET(c, &all) || bench_pin_cpu(c) != 0)
             continue;
         for (int k = 0; k < 3; k++) { /* the best of three: a tick or an interrupt is not the CPU */
             double ms = spin_ms();

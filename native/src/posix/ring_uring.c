@@ -296,7 +296,6 @@ static void submit_batch(nd_ring *r, uring_state *u, const uint32_t *batch, int 
     }
     if (rc == ND_OK && k > 0)
         rc = send_prepared(u, sqes, &k, &sent);
-    next_batch(u);
     /* a failed flush turned its SQEs into ignored NOPs: none of them went */
     for (int i = sent; i < n; i++) {
         nd_ring_op *op = &r->ops[batch[i]];
