@@ -38,3 +38,30 @@ def test_quick_run_writes_every_group(tmp_path: Path) -> None:
         for other in ("buffered", "mapped, opened per scan"):
             assert names[f"nativedir Input.readinto ({label}, {other})"]["target"] is None
     assert not (tmp_path / "scratch").exists()  # a scratch dir it made is removed
+
+
+def test_units_go_to_one_thread_each(monkeypatch) -> None:
+    """ConcurrentCloneReads' threads share a run's work through _Units: every
+    unit is taken exactly once, however the threads interleave, and a reset
+    hands them all out again."""
+    import threading
+    monkeypatch.syspath_prepend(str(BENCH.parent))
+    from bench_nativedir import _Units
+    q = _Units()
+    q.units = [[i] for i in range(5000)]
+    for _ in range(2):
+        q.reset()
+        taken: list = [[], []]
+
+        def take(mine: list) -> None:
+            unit = q.take()
+            while unit is not None:
+                mine.append(unit[0])
+                unit = q.take()
+        threads = [threading.Thread(target=take, args=(t,)) for t in taken]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        assert sorted(taken[0] + taken[1]) == list(range(5000))
+        assert q.take() is None
