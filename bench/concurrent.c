@@ -8,7 +8,7 @@
  * The threads take the work in units from a shared counter, as a server's
  * threads take queries: with a fixed half each, the run lasted as long as the
  * slower CPU took for its half, and the development VM's two vCPUs ran up to
- * 2x apart, so the speed-up measured the CPUs (0.99x to 1.89x for the same
+ * 3x apart, so the speed-up measured the CPUs (0.99x to 1.89x for the same
  * code). One thread takes the same units.
  */
 #include <fcntl.h>
@@ -185,7 +185,8 @@ static void pair(bench *b, const char *what, const char *label, int sequential, 
     char one[96], two[96];
     snprintf(one, sizeof(one), "%s (%s) 1 thread", what, label);
     snprintf(two, sizeof(two), "%s (%s) 2 threads%s", what, label, raw ? "" : ", clone each");
-    /* a mapped read is ~100 ns: 8 times the work keeps its rows ~100 ms long */
+    /* a mapped 64-byte read takes ~130 ns: 8 times the work makes the random
+     * row ~200 ms, where one ~5 ms stall of the VM was a fifth of a run */
     int passes = (flags & ND_IO_MMAP) ? 8 : 1;
     conc_ctx c1 = {sequential, flags, 1, raw, passes}, c2 = {sequential, flags, 2, raw, passes};
     row *r = bench_row("ConcurrentCloneReads", one, NULL);

@@ -365,27 +365,29 @@ class Bench:
             mm.close()
 
     def bench_concurrent(self) -> None:
-        """1 thread doing two units of work vs 2 threads doing one each.
+        """1 thread doing all the work vs 2 threads sharing it.
 
         The nativedir rows show that native calls release the GIL: while one
         thread copies in the library, the other runs. In each case the threads
-        take the same units of work from one queue, so a slower CPU takes fewer. Two controls show what the machine
-        allows at the moment, so a missing speed-up can be told apart from a
-        busy machine (another process on a CPU) or a memory bus that one copy
-        already fills: os.preadv (CPython's own GIL-releasing read) on the same
+        take the same units of work from one queue, so a slower CPU takes fewer.
+        Two controls show what the machine allows at the moment, so a missing
+        speed-up can be told apart from a busy machine (another process on a
+        CPU) or a memory bus that one copy already fills: os.preadv (CPython's own GIL-releasing read) on the same
         reads, and hashlib.sha256 of 1 MiB (GIL released, no memory traffic).
         """
         inp = self.nd.open_input(DATA)
         mapped = self.nd.open_input(DATA, mmap=True)
         fd = os.open(self.path, os.O_RDONLY)
         size = self.size
-        passes = 4  # the file read 4 times a run: ~10 ms, far above waking a thread
+        # the file read 16 times a run, ~40 ms: this VM stalls for ~5 ms at times (both
+        # threads alike), which in a 10 ms run made the 2-thread rows bimodal
+        passes = 16
         offs = self.random_offsets
 
         # The work of a run in units, taken in order by whichever thread asks
         # (as a server's threads take queries). A fixed half each made the run
         # last as long as the slower CPU took for its half, and this VM's two
-        # vCPUs have run up to 2x apart: the speed-up measured the CPUs.
+        # vCPUs have run up to 3x apart: the speed-up measured the CPUs.
         limit = size - 64 * KIB
         scans = [list(range(0, size, MIB)) * passes]
         scans = [scans[0][i:i + 4] for i in range(0, len(scans[0]), 4)]  # 4 MiB a unit
@@ -405,13 +407,13 @@ class Bench:
                     unit = take()
             return work
 
-        def halves(clone: "nativedir.Input", q: _Units) -> Callable[[], None]:
+        def mib_reads(clone: "nativedir.Input", q: _Units) -> Callable[[], None]:
             return reader(q, clone.readinto_at, scans, bytearray(MIB))
 
         def randoms(clone: "nativedir.Input", q: _Units) -> Callable[[], None]:
             return reader(q, clone.readinto_at, hops, bytearray(64 * KIB))
 
-        def os_halves(_: object, q: _Units) -> Callable[[], None]:
+        def os_mib_reads(_: object, q: _Units) -> Callable[[], None]:
             return reader(q, lambda bufs, off: os.preadv(fd, bufs, off), scans, [bytearray(MIB)])
 
         def os_randoms(_: object, q: _Units) -> Callable[[], None]:
@@ -433,25 +435,26 @@ class Bench:
         # GIL hand-over between calls, is the work; short random reads show
         # how CPython's GIL hand-over costs, beside the same reads by os.preadv
         cases = (
-            ("nativedir", "1 MiB readinto_at, buffered", inp, halves,
+            ("nativedir", "1 MiB readinto_at, buffered", inp, mib_reads,
              f"the {self.args.size_mib} MiB file {passes} times in 1 MiB readinto_at, 4 MiB a "
              "unit from a shared queue, one buffered clone per thread", None, "< 1.0"),
-            ("nativedir", "1 MiB readinto_at, mapped", mapped, halves,
+            ("nativedir", "1 MiB readinto_at, mapped", mapped, mib_reads,
              f"the {self.args.size_mib} MiB file {passes} times in 1 MiB readinto_at, 4 MiB a "
-             "unit from a shared queue, one mapped clone per thread (memcpy from the mapping)", warm_maps, "< 1.0"),
+             "unit from a shared queue, one mapped clone per thread (memcpy from the mapping)",
+             warm_maps, "< 1.0"),
             ("nativedir", "random 64 KiB", inp, randoms,
              f"{len(offs)} readinto_at of 64 KiB at random offsets, 64 a unit from a shared "
              "queue, one clone per thread; ~5 us calls: the GIL hand-over between them counts",
              None, None),
-            ("os.preadv", "1 MiB", None, os_halves,
+            ("os.preadv", "1 MiB", None, os_mib_reads,
              "control: the same units in 1 MiB os.preadv; the speed-up reads get on this "
              "machine now", None, None),
             ("os.preadv", "random 64 KiB", None, os_randoms,
              "control: the same random 64 KiB reads by os.preadv (CPython's GIL hand-over "
              "alike)", None, None),
             ("hashlib.sha256", "1 MiB x 16", None, hashing,
-             "control: 32 hashes, 1 a unit: CPU work with the GIL released; the speed-up any work gets on this "
-             "machine now", None, None),
+             "control: 32 hashes, 1 a unit: CPU work with the GIL released; the speed-up any "
+             "work gets on this machine now", None, None),
         )
         try:
             for who, label, source, make, note, prepare, target in cases:
