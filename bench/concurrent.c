@@ -53,14 +53,27 @@ typedef struct {
     pthread_barrier_t *start;
 } worker;
 
+/* What unit u covers: sequential, bytes [*from, *to) of the file; random,
+ * reads [*from, *to), whose offsets are offsets[i % (2 * random_reads)]. */
+static void unit_range(const bench *b, const conc_ctx *c, const work_queue *q, int u,
+                       int64_t *from, int64_t *to)
+{
+    int64_t first = c->sequential ? (int64_t)(u % q->per_scan) * UNIT_BYTES
+                                  : (int64_t)u * UNIT_READS;
+    int64_t end = first + (c->sequential ? UNIT_BYTES : UNIT_READS);
+    int64_t limit = c->sequential ? b->size : q->reads;
+    *from = first;
+    *to = end < limit ? end : limit;
+}
+
 /* The fold of the bytes unit u reads (a 64-byte read or a chunk: its first 8 bytes). */
 static uint64_t read_unit(worker *w, int u, uint8_t *buf)
 {
     bench *b = w->b;
     uint64_t sum = 0;
+    int64_t from, to;
+    unit_range(b, w->c, w->q, u, &from, &to);
     if (w->c->sequential) {
-        int64_t from = (int64_t)(u % w->q->per_scan) * UNIT_BYTES;
-        int64_t to = from + UNIT_BYTES < b->size ? from + UNIT_BYTES : b->size;
         nd_check(nd_input_seek(w->clone, from), "nd_input_seek");
         for (int64_t off = from; off < to; off += (int64_t)b->chunk) {
             int64_t n = to - off < (int64_t)b->chunk ? to - off : (int64_t)b->chunk;
@@ -69,10 +82,8 @@ static uint64_t read_unit(worker *w, int u, uint8_t *buf)
         }
         return sum;
     }
-    int first = u * UNIT_READS, end = first + UNIT_READS, n = 2 * b->random_reads;
-    end = end < w->q->reads ? end : w->q->reads;
-    for (int i = first; i < end; i++) {
-        int64_t off = b->offsets[i % n];
+    for (int64_t i = from; i < to; i++) {
+        int64_t off = b->offsets[i % (2 * b->random_reads)];
         if (w->c->raw) {
             if (pread(w->fd, buf, 64, off) != 64)
                 die("pread failed");
@@ -106,14 +117,13 @@ static uint64_t expected(const bench *b, const conc_ctx *c, const work_queue *q)
     uint64_t total = 0;
     for (int u = 0; u < q->units; u++) {
         uint64_t sum = 0;
+        int64_t from, to;
+        unit_range(b, c, q, u, &from, &to);
         if (c->sequential) {
-            int64_t from = (int64_t)(u % q->per_scan) * UNIT_BYTES;
-            int64_t to = from + UNIT_BYTES < b->size ? from + UNIT_BYTES : b->size;
             for (int64_t off = from; off < to; off += (int64_t)b->chunk)
                 sum = fold8(sum, b->data + off);
         } else {
-            int end = (u + 1) * UNIT_READS < q->reads ? (u + 1) * UNIT_READS : q->reads;
-            for (int i = u * UNIT_READS; i < end; i++)
+            for (int64_t i = from; i < to; i++)
                 sum = fold8(sum, b->data + b->offsets[i % (2 * b->random_reads)]);
         }
         total += sum;
@@ -201,7 +211,8 @@ void bench_concurrent(bench *b)
 {
     char note[160];
     snprintf(note, sizeof(note),
-             "%d x nd_input_seek + 64-byte nd_read_buffered in all, taken by the threads %d at a time",
+             "%d x nd_input_seek + 64-byte nd_read_buffered in all, taken by the threads %d at a "
+             "time",
              2 * b->random_reads, UNIT_READS);
     pair(b, "random", "buffered", 0, ND_IO_RANDOM, 0, note);
     pair(b, "random", "mapped", 0, ND_IO_MMAP | ND_IO_RANDOM, 0, note);
@@ -209,7 +220,8 @@ void bench_concurrent(bench *b)
              "%d x 64-byte pread on one shared descriptor in all, %d at a time: how far this "
              "machine scales", 2 * b->random_reads, UNIT_READS);
     pair(b, "random", "raw pread", 0, 0, 1, note);
-    snprintf(note, sizeof(note), "2 whole-file scans in %zu KiB nd_read_buffered, taken by the threads 4 MiB at a time",
+    snprintf(note, sizeof(note),
+             "2 whole-file scans in %zu KiB nd_read_buffered, taken by the threads 4 MiB at a time",
              b->chunk >> 10);
     pair(b, "sequential", "buffered", 1, ND_IO_SEQUENTIAL, 0, note);
     pair(b, "sequential", "mapped", 1, ND_IO_MMAP | ND_IO_SEQUENTIAL, 0, note);
