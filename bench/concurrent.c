@@ -146,8 +146,8 @@ static double run_concurrent(bench *b, void *vctx, run_out *out)
     } else {
         nd_check(nd_open_input(b->nd_dir, DATA_NAME, c->flags, &parent), "nd_open_input");
     }
-    /* both configurations do the same total work: two whole-file scans, or
-     * 2 x random_reads reads */
+    /* both configurations do the same total work: `passes` times two
+     * whole-file scans, or 2 x random_reads reads */
     work_queue q = {0};
     q.per_scan = (int)((b->size + UNIT_BYTES - 1) / UNIT_BYTES);
     q.reads = 2 * b->random_reads * c->passes;

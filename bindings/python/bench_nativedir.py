@@ -372,8 +372,9 @@ class Bench:
         take the same units of work from one queue, so a slower CPU takes fewer.
         Two controls show what the machine allows at the moment, so a missing
         speed-up can be told apart from a busy machine (another process on a
-        CPU) or a memory bus that one copy already fills: os.preadv (CPython's own GIL-releasing read) on the same
-        reads, and hashlib.sha256 of 1 MiB (GIL released, no memory traffic).
+        CPU) or a memory bus that one copy already fills: os.preadv (CPython's
+        own GIL-releasing read) on the same reads, and hashlib.sha256 of 1 MiB
+        (GIL released, no memory traffic).
         """
         inp = self.nd.open_input(DATA)
         mapped = self.nd.open_input(DATA, mmap=True)
@@ -388,11 +389,12 @@ class Bench:
         # (as a server's threads take queries). A fixed half each made the run
         # last as long as the slower CPU took for its half, and this VM's two
         # vCPUs have run up to 3x apart: the speed-up measured the CPUs.
+        def units_of(seq: List[int], n: int) -> List[List[int]]:
+            return [seq[i:i + n] for i in range(0, len(seq), n)]
+
         limit = size - 64 * KIB
-        scans = [list(range(0, size, MIB)) * passes]
-        scans = [scans[0][i:i + 4] for i in range(0, len(scans[0]), 4)]  # 4 MiB a unit
-        hops = [off if off <= limit else limit for off in offs]
-        hops = [hops[i:i + 64] for i in range(0, len(hops), 64)]  # 64 reads a unit
+        scans = units_of(list(range(0, size, MIB)) * passes, 4)  # 4 MiB a unit
+        hops = units_of([min(off, limit) for off in offs], 64)  # 64 reads a unit
 
         def reader(queue: _Units, read: Callable[[Any, int], Any], units: List[List[int]],
                    buf: Any) -> Callable[[], None]:
