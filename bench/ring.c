@@ -19,7 +19,7 @@
  * broken path fails instead of winning.
  *
  * fio and the rows set against it run on one CPU, the one that takes the
- * disk's interrupts (irq_cpu); the same pair runs again on another CPU.
+ * disk's interrupts (find_irq_cpu); the same pair runs again on another CPU.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -459,13 +459,14 @@ static int irq_counts(uint64_t *counts, int max)
  * reads of the file ran one at a time from an unpinned thread, and the
  * lowest other CPU this process may use.
  *
- * Why that CPU: a CPU that does not take them wakes every waiting thread
- * from the other one, and on the development VM that cost fio a quarter of
- * its rate (86-114K reads/s on the other vCPU, 126K on this one, 130K left
- * free, when the scheduler put it here by itself), so a "device limit"
- * measured there was not the device's. The pair runs on the other CPU as well
- * (no target), where the ring's two threads wait on more cross-CPU wake-ups
- * than fio's one. */
+ * Why that CPU: it is where fio runs when nothing pins it (on the
+ * development VM, within 8% of fio pinned there in each of five rounds,
+ * while fio pinned to the other vCPU ran 20-33% slower in three of them and
+ * 28-31% faster in two), so the
+ * pinned "device limit" row measures what fio measures by itself; on a CPU
+ * that does not take them every completion wakes a thread from the other
+ * one. The pair runs on the other CPU as well (no target), where the ring's
+ * two threads wait on more of those cross-CPU wake-ups than fio's one. */
 static irq_place find_irq_cpu(int reads)
 {
     irq_place at = {-1, 0, -1};
