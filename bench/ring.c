@@ -462,11 +462,11 @@ static int irq_counts(uint64_t *counts, int max)
  * Why that CPU: it is where fio runs when nothing pins it (on the
  * development VM, within 8% of fio pinned there in each of five rounds,
  * while fio pinned to the other vCPU ran 20-33% slower in three of them and
- * 28-31% faster in two), so the
- * pinned "device limit" row measures what fio measures by itself; on a CPU
- * that does not take them every completion wakes a thread from the other
- * one. The pair runs on the other CPU as well (no target), where the ring's
- * two threads wait on more of those cross-CPU wake-ups than fio's one. */
+ * 28-31% faster in two), so the pinned "device limit" row measures what fio
+ * measures by itself; on a CPU that does not take them every completion
+ * wakes a thread from the other one. The pair runs on the other CPU as well
+ * (no target), where the ring's two threads wait on more of those cross-CPU
+ * wake-ups than fio's one. */
 static irq_place find_irq_cpu(int reads)
 {
     irq_place at = {-1, 0, -1};
