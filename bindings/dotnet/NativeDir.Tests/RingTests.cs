@@ -307,7 +307,7 @@ namespace NativeDir.Tests
                 Assert.Skip("Windows has no read that refuses to wait for the device: no ring read completes during the call, so there is no cached path to measure (every read goes to the worker threads)");
             using NativeInput input = _dir.OpenInput("data");
             var buf = new byte[Block];
-            for (int i = 0; i < 100; i++) // warm up: the shared ring, its pool, the JIT
+            for (int i = 0; i < 256; i++) // warm up: the shared ring, the JIT, every block read below
                 await input.ReadAsync(i * (long)Block, buf);
             // whether the cached path reads anything here: a ring of its own counts the reads it
             // had to send to the kernel (whether such a read is done by the time the caller
@@ -318,16 +318,34 @@ namespace NativeDir.Tests
                 if (probe.SubmittedForTest != 0)
                     Emulator.SkipUnderQemu("qemu-user refuses preadv2's RWF_NOWAIT (EOPNOTSUPP in qemu 7.2), so no ring read completes during the call and there is no cached path to measure (the C suite's test_read_cached skips for the same reason)");
             }
-            long before = GC.GetAllocatedBytesForCurrentThread();
-            int total = 0;
-            for (int i = 0; i < 2000; i++)
+            // A pass counts only if every read in it was served from the page cache: a machine
+            // may evict the file's pages at any time (the development VM pages out memory on its
+            // own), and a read that then goes to the kernel rents its state and may start the
+            // ring's thread, which is not what this test measures. The shared ring's counter also
+            // moves with other test classes' reads, which only costs a retry.
+            NativeRing shared = NativeRing.Shared;
+            long allocated = -1, sent = 0;
+            for (int pass = 0; pass < 20 && allocated < 0; pass++)
             {
-                ValueTask<int> t = input.ReadAsync((i % 256) * (long)Block, buf);
-                Assert.True(t.IsCompletedSuccessfully, "a cached read did not complete during the call");
-                total += await t; // complete: no suspension, nothing allocated
+                long submitted = shared.SubmittedForTest;
+                long before = GC.GetAllocatedBytesForCurrentThread();
+                int total = 0;
+                for (int i = 0; i < 2000; i++)
+                {
+                    ValueTask<int> t = input.ReadAsync((i % 256) * (long)Block, buf);
+                    // only a read sent to the kernel may still be pending (the pass then does not
+                    // count, and may go on on another thread)
+                    if (!t.IsCompletedSuccessfully)
+                        Assert.NotEqual(submitted, shared.SubmittedForTest);
+                    total += await t; // a cached read is complete: no suspension, nothing allocated
+                }
+                long bytes = GC.GetAllocatedBytesForCurrentThread() - before;
+                Assert.Equal(2000 * Block, total);
+                sent = shared.SubmittedForTest - submitted;
+                if (sent == 0)
+                    allocated = bytes;
             }
-            long allocated = GC.GetAllocatedBytesForCurrentThread() - before;
-            Assert.Equal(2000 * Block, total);
+            Assert.True(allocated >= 0, $"no pass of 2000 reads was served wholly from the page cache ({sent} reads went to the kernel in the last)");
             Assert.Equal(0, allocated);
         }
 
