@@ -320,9 +320,10 @@ namespace NativeDir.Tests
             }
             // A pass counts only if every read in it was served from the page cache: a machine
             // may evict the file's pages at any time (the development VM pages out memory on its
-            // own), and a read that then goes to the kernel rents its state and may start the
-            // ring's thread, which is not what this test measures. The shared ring's counter also
-            // moves with other test classes' reads, which only costs a retry.
+            // own), and a read that then goes to the kernel rents its state from the ring's pool
+            // (a new one while the pool is empty) and may complete on another thread, which is
+            // not what this test measures. The shared ring's counter also moves with other test
+            // classes' reads, which only costs a retry.
             NativeRing shared = NativeRing.Shared;
             long allocated = -1, sent = 0;
             for (int pass = 0; pass < 20 && allocated < 0; pass++)
