@@ -49,10 +49,10 @@
 
 enum { RING_FIO, RING_FIO_REG, RING_PREAD, RING_ND_SYNC, RING_URING, RING_URING_FREE, RING_THREADS };
 
-/* Where the disk's interrupts went while irq_cpu's reads ran. */
+/* Where the disk's interrupts went while find_irq_cpu's reads ran. */
 typedef struct {
-    int cpu;      /* the CPU that took most of them, -1 if unknown */
-    double share; /* its share of them, 0-1 */
+    int cpu;      /* the CPU that took most of them (unknown: the lowest; -1: unpinned) */
+    double share; /* its share of them, 0-1; -1: no device interrupt was seen */
     int other;    /* the lowest other CPU this process may use, -1 if none */
 } irq_place;
 
@@ -469,7 +469,7 @@ static int irq_counts(uint64_t *counts, int max)
  * wake-ups than fio's one. */
 static irq_place find_irq_cpu(int reads)
 {
-    irq_place at = {-1, 0, -1};
+    irq_place at = {-1, -1, -1};
     cpu_set_t mine;
     if (sched_getaffinity(0, sizeof(mine), &mine) != 0)
         return at;
@@ -500,7 +500,7 @@ static irq_place find_irq_cpu(int reads)
     /* fewer interrupts than reads by far: polled completions, or not this
      * disk's; no basis to choose */
     if (total < (uint64_t)reads / 2 || most == 0)
-        at.cpu = -1;
+        at.cpu = -1, at.share = -1;
     else
         at.share = (double)most / (double)total;
     int first = -1;
@@ -599,8 +599,11 @@ void bench_ring(bench *b)
     R.irq = find_irq_cpu(n1 < 1024 ? n1 : 1024);
     int cpu = R.irq.cpu, other = R.irq.other;
     char where[64];
-    snprintf(where, sizeof(where), "on CPU %d (%.0f%% of the disk's interrupts)", cpu,
-             R.irq.share * 100);
+    if (R.irq.share >= 0)
+        snprintf(where, sizeof(where), "on CPU %d (%.0f%% of the disk's interrupts)", cpu,
+                 R.irq.share * 100);
+    else
+        snprintf(where, sizeof(where), "on CPU %d (the disk's interrupts not seen)", cpu);
     char note[240];
     long long mib = (long long)(b->ring_size >> 20);
     int have_fio = find_fio();
