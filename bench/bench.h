@@ -66,6 +66,7 @@ typedef struct {
     double median, min, max, ratio;
     double cached_pct;   /* median of cached[], NOT_SET if not measured */
     double speedup;      /* baseline median / this median, for thread scaling rows */
+    double speedup_cpus; /* the same against one thread on each CPU, per round (concurrent.c) */
     double cpu_median, cpu_ratio; /* cpu_ratio: against the baseline's cpu_median */
     double paired;       /* median over rounds of (this run / the baseline's run in that round) */
     double scale;        /* times are multiplied by it (a measured subset scaled up); 0 = 1 */
@@ -112,6 +113,7 @@ void bench_queue(row *r, run_fn fn, const void *ctx, size_t ctx_size, void (*don
 void bench_run_queued(bench *b);
 /* computes ratios (and speed-ups) against each row's baseline in its group */
 void bench_finish_ratios(void);
+double bench_median(const double *v, int n);
 /* sets r's target to "<= limit" on its ratio and whether it was met */
 void bench_target_ratio(row *r, double limit);
 void bench_print_table(const bench *b);
@@ -160,6 +162,7 @@ void bench_read_sequential(bench *b);
 void bench_read_bytes(bench *b);
 void bench_read_random(bench *b);
 void bench_concurrent(bench *b);
+void bench_concurrent_targets(void); /* its scaling targets, once every ratio is known */
 void bench_buffer_sweep(bench *b);
 void bench_ring(bench *b);       /* ring.c: RingRandomQD32 */
 void bench_ring_targets(void);   /* its targets, once every ratio is known */

@@ -10,9 +10,19 @@
  * slower CPU took for its half, and the development VM's two vCPUs ran up to
  * 3x apart, so the speed-up measured the CPUs (0.99x to 1.89x for the same
  * code). One thread takes the same units.
+ *
+ * That was not enough: the host slows one vCPU to ~0.6 of the other for
+ * minutes at a time (the report's CPU line), and then two threads can make at
+ * most ~1.6x one thread on the fast CPU, whatever the library does. So the
+ * rows with a target also run one thread pinned to each of two CPUs in every
+ * round, and the target is on the two threads' rate against the mean of those
+ * two single-CPU rates in the same round: the scaling the library allows on
+ * the CPUs the round had. The plain speed-up against the unpinned thread stays
+ * in the row.
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +38,7 @@ typedef struct {
     int raw;        /* pread on one shared descriptor: the machine's own scaling */
     int passes;     /* times over the work (the mapped rows are short: repeated, one
                      * hiccup of the VM is not a fifth of a run) */
+    int cpu;        /* >= 0: the run (its one thread) is pinned to this CPU */
 } conc_ctx;
 
 #define UNIT_READS 1024                /* random: reads per unit of work */
@@ -189,8 +200,42 @@ static double run_concurrent(bench *b, void *vctx, run_out *out)
     return ms;
 }
 
+/* One thread pinned to c->cpu; the worker inherits the mask from this thread. */
+static double run_pinned(bench *b, void *vctx, run_out *out)
+{
+    const conc_ctx *c = vctx;
+    cpu_set_t saved;
+    if (sched_getaffinity(0, sizeof(saved), &saved) != 0 || bench_pin_cpu(c->cpu) != 0)
+        die("ConcurrentCloneReads: cannot pin to CPU %d", c->cpu);
+    double ms = run_concurrent(b, vctx, out);
+    sched_setaffinity(0, sizeof(saved), &saved);
+    return ms;
+}
+
+/* The two CPUs the single-thread rows run on: the first two this process may
+ * use (on a machine with two, both). */
+static int cpus[2] = {-1, -1};
+
+static void find_cpus(void)
+{
+    cpu_set_t mine;
+    int n = 0;
+    if (sched_getaffinity(0, sizeof(mine), &mine) != 0)
+        return;
+    for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
+        if (CPU_ISSET(c, &mine))
+            cpus[n++] = c;
+    if (n < 2)
+        cpus[0] = cpus[1] = -1;
+}
+
+static void per_cpu_name(char *out, size_t cap, const char *what, const char *label, int cpu)
+{
+    snprintf(out, cap, "%s (%s) 1 thread on CPU %d", what, label, cpu);
+}
+
 static void pair(bench *b, const char *what, const char *label, int sequential, uint32_t flags,
-                 int raw, const char *note)
+                 int raw, int per_cpu, const char *note)
 {
     char one[96], two[96];
     snprintf(one, sizeof(one), "%s (%s) 1 thread", what, label);
@@ -198,13 +243,72 @@ static void pair(bench *b, const char *what, const char *label, int sequential, 
     /* a mapped 64-byte read takes ~130 ns: 8 times the work makes the random
      * row ~200 ms, where one ~5 ms stall of the VM was a fifth of a run */
     int passes = (flags & ND_IO_MMAP) ? 8 : 1;
-    conc_ctx c1 = {sequential, flags, 1, raw, passes}, c2 = {sequential, flags, 2, raw, passes};
+    conc_ctx c1 = {sequential, flags, 1, raw, passes, -1}, c2 = {sequential, flags, 2, raw, passes, -1};
     row *r = bench_row("ConcurrentCloneReads", one, NULL);
     snprintf(r->note, sizeof(r->note), "%s%s", note, passes > 1 ? "; all of it 8 times" : "");
     bench_queue(r, run_concurrent, &c1, sizeof(c1), NULL);
     r = bench_row("ConcurrentCloneReads", two, one);
     snprintf(r->note, sizeof(r->note), "%s%s", note, passes > 1 ? "; all of it 8 times" : "");
     bench_queue(r, run_concurrent, &c2, sizeof(c2), NULL);
+    for (int i = 0; per_cpu && i < 2 && cpus[i] >= 0; i++) {
+        char name[96];
+        per_cpu_name(name, sizeof(name), what, label, cpus[i]);
+        conc_ctx cp = c1;
+        cp.cpu = cpus[i];
+        r = bench_row("ConcurrentCloneReads", name, one);
+        snprintf(r->note, sizeof(r->note),
+                 "the 1-thread work pinned to one CPU: what the 2-thread row is judged against");
+        bench_queue(r, run_pinned, &cp, sizeof(cp), NULL);
+    }
+}
+
+/* Rows that carry the scaling target: the 2-thread row and its 1-thread baseline. */
+static const struct {
+    const char *what, *label;
+} scaled[] = {{"random", "buffered"}, {"random", "mapped"}};
+
+void bench_concurrent_targets(void)
+{
+    row *raw = bench_find("ConcurrentCloneReads", "random (raw pread) 2 threads");
+    for (size_t k = 0; k < sizeof(scaled) / sizeof(scaled[0]); k++) {
+        char two[96], name[96];
+        snprintf(two, sizeof(two), "%s (%s) 2 threads, clone each", scaled[k].what, scaled[k].label);
+        row *r = bench_find("ConcurrentCloneReads", two);
+        if (r == NULL)
+            continue;
+        row *on[2] = {NULL, NULL};
+        for (int i = 0; i < 2 && cpus[i] >= 0; i++) {
+            per_cpu_name(name, sizeof(name), scaled[k].what, scaled[k].label, cpus[i]);
+            on[i] = bench_find("ConcurrentCloneReads", name);
+        }
+        /* per round: the 2 threads' rate over the mean of the two single-CPU rates,
+         * 2 / (t2 * (1/ta + 1/tb)); it is t1 / t2 when both CPUs run at one speed */
+        double s[BENCH_MAX_RUNS];
+        int n = 0;
+        for (int i = 0; on[0] != NULL && on[1] != NULL && i < r->n && i < on[0]->n && i < on[1]->n;
+             i++)
+            if (r->ms[i] > 0 && on[0]->ms[i] > 0 && on[1]->ms[i] > 0)
+                s[n++] = 2.0 / (r->ms[i] * (1.0 / on[0]->ms[i] + 1.0 / on[1]->ms[i]));
+        r->speedup_cpus = n == r->n && n > 0 ? bench_median(s, n) : NOT_SET;
+        if (r->speedup_cpus > 0) {
+            snprintf(r->target, sizeof(r->target), "per-CPU speed-up >= 1.7x");
+            r->met = r->speedup_cpus >= 1.7;
+        } else { /* one CPU, or the pinned rows missing: the plain speed-up */
+            snprintf(r->target, sizeof(r->target), "speed-up >= 1.7x");
+            r->met = r->speedup >= 1.7;
+        }
+        /* The machine's own scaling in the same run tells a library limit from a busy
+         * machine; the CPU time of both configurations tells whether the library adds
+         * contention: the same work costing the same CPU on 2 threads means it would run
+         * 2x faster given 2 free cores. */
+        size_t len = strlen(r->note);
+        if (raw != NULL && raw->speedup > 0 && len < sizeof(r->note))
+            len += (size_t)snprintf(r->note + len, sizeof(r->note) - len,
+                                    "; raw pread speed-up in this run %.2fx", raw->speedup);
+        if (r->cpu_ratio > 0 && len < sizeof(r->note))
+            snprintf(r->note + len, sizeof(r->note) - len, "; with 2 free cores (2/cpu-ratio) %.2fx",
+                     2.0 / r->cpu_ratio);
+    }
 }
 
 void bench_concurrent(bench *b)
@@ -214,17 +318,18 @@ void bench_concurrent(bench *b)
              "%d x nd_input_seek + 64-byte nd_read_buffered in all, taken by the threads %d at a "
              "time",
              2 * b->random_reads, UNIT_READS);
-    pair(b, "random", "buffered", 0, ND_IO_RANDOM, 0, note);
-    pair(b, "random", "mapped", 0, ND_IO_MMAP | ND_IO_RANDOM, 0, note);
+    find_cpus();
+    pair(b, "random", "buffered", 0, ND_IO_RANDOM, 0, 1, note);
+    pair(b, "random", "mapped", 0, ND_IO_MMAP | ND_IO_RANDOM, 0, 1, note);
     snprintf(note, sizeof(note),
              "%d x 64-byte pread on one shared descriptor in all, %d at a time: how far this "
              "machine scales", 2 * b->random_reads, UNIT_READS);
-    pair(b, "random", "raw pread", 0, 0, 1, note);
+    pair(b, "random", "raw pread", 0, 0, 1, 0, note);
     snprintf(note, sizeof(note),
              "2 whole-file scans in %zu KiB nd_read_buffered, taken by the threads 4 MiB at a time",
              b->chunk >> 10);
-    pair(b, "sequential", "buffered", 1, ND_IO_SEQUENTIAL, 0, note);
-    pair(b, "sequential", "mapped", 1, ND_IO_MMAP | ND_IO_SEQUENTIAL, 0, note);
-    pair(b, "sequential", "ND_IO_MERGE", 1, ND_IO_MERGE, 0, note);
+    pair(b, "sequential", "buffered", 1, ND_IO_SEQUENTIAL, 0, 0, note);
+    pair(b, "sequential", "mapped", 1, ND_IO_MMAP | ND_IO_SEQUENTIAL, 0, 0, note);
+    pair(b, "sequential", "ND_IO_MERGE", 1, ND_IO_MERGE, 0, 0, note);
     bench_run_queued(b);
 }

@@ -178,32 +178,7 @@ static void apply_targets(void)
         if (r != NULL)
             bench_target_ratio(r, ratio_targets[i].limit);
     }
-    static const char *scaling[] = {"random (buffered) 2 threads, clone each",
-                                    "random (mapped) 2 threads, clone each"};
-    for (size_t i = 0; i < 2; i++) {
-        row *r = bench_find("ConcurrentCloneReads", scaling[i]);
-        if (r != NULL) {
-            snprintf(r->target, sizeof(r->target), "speed-up >= 1.7x");
-            r->met = r->speedup >= 1.7;
-        }
-    }
-    /* The machine's own scaling in the same run tells a library limit from a busy
-     * machine; the CPU time of both configurations tells whether the library adds
-     * contention: the same work costing the same CPU on 2 threads means it would run
-     * 2x faster given 2 free cores. */
-    row *raw = bench_find("ConcurrentCloneReads", "random (raw pread) 2 threads");
-    for (size_t i = 0; i < 2; i++) {
-        row *r = bench_find("ConcurrentCloneReads", scaling[i]);
-        if (r == NULL)
-            continue;
-        size_t n = strlen(r->note);
-        if (raw != NULL && raw->speedup > 0)
-            n += (size_t)snprintf(r->note + n, sizeof(r->note) - n,
-                                  "; raw pread speed-up in this run %.2fx", raw->speedup);
-        if (r->cpu_ratio > 0 && n < sizeof(r->note))
-            snprintf(r->note + n, sizeof(r->note) - n, "; with 2 free cores (2/cpu-ratio) %.2fx",
-                     2.0 / r->cpu_ratio);
-    }
+    bench_concurrent_targets();
     bench_ring_targets();
     bench_prefetch_targets();
     bench_fresh_map_targets();

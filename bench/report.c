@@ -25,7 +25,7 @@ row *bench_row(const char *group, const char *name, const char *baseline)
     snprintf(r->baseline, sizeof(r->baseline), "%s", baseline != NULL ? baseline : "");
     r->cached_pct = NOT_SET;
     r->ratio = NOT_SET;
-    r->speedup = NOT_SET;
+    r->speedup = r->speedup_cpus = NOT_SET;
     r->paired = NOT_SET;
     r->cpu_median = r->cpu_ratio = NOT_SET;
     r->cpu_us_per_op = NOT_SET;
@@ -54,6 +54,11 @@ static double median_of(const double *v, int n)
     memcpy(s, v, (size_t)n * sizeof(double));
     qsort(s, (size_t)n, sizeof(double), cmp_double);
     return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+double bench_median(const double *v, int n)
+{
+    return median_of(v, n);
 }
 
 typedef struct {
@@ -240,6 +245,9 @@ void bench_print_table(const bench *b)
         if (r->speedup >= 0 && strcmp(r->group, "ConcurrentCloneReads") == 0)
             snprintf(extra, sizeof(extra), "  speed-up %.2fx", r->speedup);
         size_t len = strlen(extra);
+        if (r->speedup_cpus > 0)
+            len += (size_t)snprintf(extra + len, sizeof(extra) - len, ", per CPU %.2fx",
+                                    r->speedup_cpus);
         if (r->also[0] != '\0' && r->also_ratio >= 0)
             snprintf(extra + len, sizeof(extra) - len, "  %.3f (paired %.3f) of %.24s",
                      r->also_ratio, r->also_paired, r->also);
@@ -348,6 +356,10 @@ int bench_write_json(const bench *b, const char *path)
         json_num(f, r->cached_pct);
         fputs(", \"speedup\": ", f);
         json_num(f, strcmp(r->group, "ConcurrentCloneReads") == 0 ? r->speedup : NOT_SET);
+        if (r->speedup_cpus > 0) {
+            fputs(", \"speedup_cpus\": ", f);
+            json_num(f, r->speedup_cpus);
+        }
         if (r->unit != NULL && !r->per_op_ns) {
             fputs(", \"cpu_us_per_op\": ", f);
             json_num(f, r->cpu_us_per_op);

@@ -109,6 +109,9 @@ def extras(r, shared_note=None):
         parts.append("CPU-time ratio %.3f" % r["cpu_ratio"])
     if isinstance(r.get("speedup"), (int, float)):
         parts.append("speed-up %.2fx" % r["speedup"])
+    if isinstance(r.get("speedup_cpus"), (int, float)):
+        parts.append("per-CPU speed-up %.2fx (against one thread pinned to each CPU, per round)"
+                     % r["speedup_cpus"])
     if isinstance(r.get("cpu_us_per_op"), (int, float)):
         parts.append("CPU %.1f µs per op" % r["cpu_us_per_op"])
     # a second comparison beside the baseline (e.g. the device's own limit)

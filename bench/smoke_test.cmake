@@ -113,6 +113,36 @@ list(LENGTH other_rows n_other)
 if(n_other EQUAL 1)
   message(FATAL_ERROR "c.json: only one of the other CPU's pair ran: ${other_rows}")
 endif()
+# ConcurrentCloneReads: the 2-thread random rows are judged against one thread
+# pinned to each of two CPUs in the same round; with two CPUs the pinned rows
+# are there and the row carries that speed-up and the per-CPU target, with one
+# it falls back to the plain speed-up.
+execute_process(COMMAND nproc OUTPUT_VARIABLE nproc OUTPUT_STRIP_TRAILING_WHITESPACE)
+foreach(label buffered mapped)
+  set(pinned 0)
+  set(two "")
+  foreach(i RANGE ${last})
+    string(JSON name GET "${json}" results ${i} name)
+    if(name MATCHES "^random \\(${label}\\) 1 thread on CPU [0-9]+$")
+      math(EXPR pinned "${pinned} + 1")
+    elseif(name STREQUAL "random (${label}) 2 threads, clone each")
+      set(two ${i})
+    endif()
+  endforeach()
+  if(two STREQUAL "")
+    message(FATAL_ERROR "c.json: no 'random (${label}) 2 threads, clone each' row")
+  endif()
+  string(JSON target GET "${json}" results ${two} target)
+  string(JSON per_cpu ERROR_VARIABLE err GET "${json}" results ${two} speedup_cpus)
+  if(nproc GREATER 1)
+    if(NOT pinned EQUAL 2 OR err OR NOT per_cpu GREATER 0 OR NOT target STREQUAL "per-CPU speed-up >= 1.7x")
+      message(FATAL_ERROR "c.json: random (${label}) on ${nproc} CPUs: ${pinned} pinned rows, "
+                          "per-CPU speed-up '${per_cpu}', target '${target}'")
+    endif()
+  elseif(NOT pinned EQUAL 0 OR NOT target STREQUAL "speed-up >= 1.7x")
+    message(FATAL_ERROR "c.json: random (${label}) on one CPU: ${pinned} pinned rows, target '${target}'")
+  endif()
+endforeach()
 # ColdPrefetch (issue 18): the cold and warm pairs with their targets, and fio's
 # QD32 rate beside them. LargerThanMemory needs a memory cgroup: where it could
 # not make one nd_bench said so loudly and the group is absent; present, it
