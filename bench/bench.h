@@ -114,7 +114,10 @@ void bench_run_queued(bench *b);
 /* computes ratios (and speed-ups) against each row's baseline in its group */
 void bench_finish_ratios(void);
 double bench_median(const double *v, int n);
-/* sets r's target to "<= limit" on its ratio and whether it was met */
+/* the ratio a target is judged on: the per-round (paired) ratio, else the
+ * ratio of the medians */
+double bench_judged_ratio(const row *r);
+/* sets r's target to "<= limit" on bench_judged_ratio and whether it was met */
 void bench_target_ratio(row *r, double limit);
 void bench_print_table(const bench *b);
 int bench_write_json(const bench *b, const char *path);
