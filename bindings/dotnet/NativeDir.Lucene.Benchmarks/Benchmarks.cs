@@ -28,11 +28,28 @@ namespace NativeDir.Lucene.Benchmarks
         [Params(Dir.NativeDir, Dir.SimpleFS, Dir.NIOFS, Dir.MMap, Dir.RAM)]
         public Dir Directory;
 
-        [GlobalSetup]
+        /// <summary>One loop on one thread against another (each directory against RAMDirectory,
+        /// run minutes apart): every row on the same CPU, as the NativeDir suite's read rows. Left
+        /// free, the thread ran wherever the scheduler put it while the host slowed one vCPU to
+        /// ~0.55 of the other for minutes: NativeFSDirectory's ReadByte measured 44 ms against
+        /// 23-30 ms in five other full runs, and RAMDirectory 29 ms against 35-42.</summary>
+        [GlobalSetup(Targets = new[] { nameof(ReadSequential), nameof(ReadByteSequential), nameof(ReadRandom) })]
+        public void SetupOnOneCpu()
+        {
+            NativeDir.Benchmarks.SameCpu.Pin();
+            Setup();
+        }
+
+        /// <summary>The two-thread row needs both CPUs.</summary>
+        [GlobalSetup(Target = nameof(ConcurrentCloneReads))]
         public void Setup() => _w = new FileWorkload(Directory, Sizes.FileBytes);
 
         [GlobalCleanup]
-        public void Cleanup() => _w.Dispose();
+        public void Cleanup()
+        {
+            _w.Dispose();
+            NativeDir.Benchmarks.SameCpu.Unpin();
+        }
 
         [Benchmark]
         public long ReadSequential() => _w.ReadSequential();
