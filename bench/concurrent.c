@@ -302,9 +302,11 @@ void bench_concurrent_targets(void)
          * contention: the same work costing the same CPU on 2 threads means it would run
          * 2x faster given 2 free cores. */
         size_t len = strlen(r->note);
-        if (raw != NULL && raw->speedup > 0 && len < sizeof(r->note))
-            len += (size_t)snprintf(r->note + len, sizeof(r->note) - len,
-                                    "; raw pread speed-up in this run %.2fx", raw->speedup);
+        if (raw != NULL && raw->speedup > 0 && len < sizeof(r->note)) {
+            snprintf(r->note + len, sizeof(r->note) - len, "; raw pread speed-up in this run %.2fx",
+                     raw->speedup);
+            len = strlen(r->note);
+        }
         if (r->cpu_ratio > 0 && len < sizeof(r->note))
             snprintf(r->note + len, sizeof(r->note) - len, "; with 2 free cores (2/cpu-ratio) %.2fx",
                      2.0 / r->cpu_ratio);

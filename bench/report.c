@@ -48,17 +48,12 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static double median_of(const double *v, int n)
+double bench_median(const double *v, int n)
 {
     double s[BENCH_MAX_RUNS];
     memcpy(s, v, (size_t)n * sizeof(double));
     qsort(s, (size_t)n, sizeof(double), cmp_double);
     return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-}
-
-double bench_median(const double *v, int n)
-{
-    return median_of(v, n);
 }
 
 typedef struct {
@@ -104,14 +99,14 @@ static void statistics(row *r)
             per_op[i] = r->cpu[i] > 0 ? r->cpu[i] * 1e3 / r->ops[i] : 0;
             r->ms[i] = r->ops[i] * 1e3 / r->ms[i];
         }
-        double cpu = median_of(per_op, r->n);
+        double cpu = bench_median(per_op, r->n);
         r->cpu_us_per_op = cpu > 0 ? cpu : NOT_SET;
         for (int i = 0; i < r->n; i++)
             have_cached |= r->cached[i] >= 0;
         if (have_cached)
-            r->cached_pct = median_of(r->cached, r->n);
+            r->cached_pct = bench_median(r->cached, r->n);
         r->cpu_median = NOT_SET; /* CPU per run means nothing across different counts */
-        r->median = median_of(r->ms, r->n);
+        r->median = bench_median(r->ms, r->n);
         r->min = r->max = r->ms[0];
         for (int i = 1; i < r->n; i++) {
             r->min = r->ms[i] < r->min ? r->ms[i] : r->min;
@@ -124,15 +119,15 @@ static void statistics(row *r)
         r->cpu[i] *= k;
         have_cached |= r->cached[i] >= 0;
     }
-    r->cpu_median = median_of(r->cpu, r->n);
-    r->median = median_of(r->ms, r->n);
+    r->cpu_median = bench_median(r->cpu, r->n);
+    r->median = bench_median(r->ms, r->n);
     r->min = r->max = r->ms[0];
     for (int i = 1; i < r->n; i++) {
         r->min = r->ms[i] < r->min ? r->ms[i] : r->min;
         r->max = r->ms[i] > r->max ? r->ms[i] : r->max;
     }
     if (have_cached)
-        r->cached_pct = median_of(r->cached, r->n);
+        r->cached_pct = bench_median(r->cached, r->n);
 }
 
 void bench_run_queued(bench *b)
@@ -170,7 +165,7 @@ static double paired_ratio(const row *r, const row *base)
     double q[BENCH_MAX_RUNS];
     for (int i = 0; i < r->n; i++)
         q[i] = base->ms[i] > 0 ? r->ms[i] / base->ms[i] : 0;
-    return median_of(q, r->n);
+    return bench_median(q, r->n);
 }
 
 void bench_finish_ratios(void)
@@ -256,9 +251,10 @@ void bench_print_table(const bench *b)
         if (r->speedup >= 0 && strcmp(r->group, "ConcurrentCloneReads") == 0)
             snprintf(extra, sizeof(extra), "  speed-up %.2fx", r->speedup);
         size_t len = strlen(extra);
-        if (r->speedup_cpus > 0)
-            len += (size_t)snprintf(extra + len, sizeof(extra) - len, ", per CPU %.2fx",
-                                    r->speedup_cpus);
+        if (r->speedup_cpus > 0) {
+            snprintf(extra + len, sizeof(extra) - len, ", per CPU %.2fx", r->speedup_cpus);
+            len = strlen(extra);
+        }
         if (r->also[0] != '\0' && r->also_ratio >= 0)
             snprintf(extra + len, sizeof(extra) - len, "  %.3f (paired %.3f) of %.24s",
                      r->also_ratio, r->also_paired, r->also);
