@@ -189,6 +189,10 @@ int bench_cpu_speeds(double *speed, int max);
 /* sys.c: pins the calling thread (and the threads and processes it starts
  * from now on) to CPU `cpu`; 0 on success. */
 int bench_pin_cpu(int cpu);
+/* sys.c: one run of fn with the calling thread (and the threads it starts) on
+ * CPU `cpu`, its CPUs given back after; where it cannot pin, dies if `must`,
+ * else runs unpinned. */
+double bench_run_on_cpu(int cpu, int must, run_fn fn, bench *b, void *ctx, run_out *out);
 
 #define DATA_NAME "r.dat"  /* the file every read workload reads */
 #define WRITE_NAME "w.dat" /* the file every write workload writes */

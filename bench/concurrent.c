@@ -203,13 +203,7 @@ static double run_concurrent(bench *b, void *vctx, run_out *out)
 /* One thread pinned to c->cpu; the worker inherits the mask from this thread. */
 static double run_pinned(bench *b, void *vctx, run_out *out)
 {
-    const conc_ctx *c = vctx;
-    cpu_set_t saved;
-    if (sched_getaffinity(0, sizeof(saved), &saved) != 0 || bench_pin_cpu(c->cpu) != 0)
-        die("ConcurrentCloneReads: cannot pin to CPU %d", c->cpu);
-    double ms = run_concurrent(b, vctx, out);
-    sched_setaffinity(0, sizeof(saved), &saved);
-    return ms;
+    return bench_run_on_cpu(((const conc_ctx *)vctx)->cpu, 1, run_concurrent, b, vctx, out);
 }
 
 /* The two CPUs the single-thread rows run on: the first two this process may
@@ -229,10 +223,12 @@ static void find_cpus(void)
         cpus[0] = cpus[1] = -1;
 }
 
-static void per_cpu_name(char *out, size_t cap, const char *what, const char *label, int cpu)
-{
-    snprintf(out, cap, "%s (%s) 1 thread on CPU %d", what, label, cpu);
-}
+/* The rows that carry the scaling target: the 2-thread row and the 1-thread
+ * rows pinned to cpus[0] and cpus[1], found by bench_concurrent_targets. */
+static struct {
+    row *two, *on[2];
+} scaled[2];
+static int nscaled;
 
 static void pair(bench *b, const char *what, const char *label, int sequential, uint32_t flags,
                  int raw, int per_cpu, const char *note)
@@ -250,37 +246,29 @@ static void pair(bench *b, const char *what, const char *label, int sequential, 
     r = bench_row("ConcurrentCloneReads", two, one);
     snprintf(r->note, sizeof(r->note), "%s%s", note, passes > 1 ? "; all of it 8 times" : "");
     bench_queue(r, run_concurrent, &c2, sizeof(c2), NULL);
-    for (int i = 0; per_cpu && i < 2 && cpus[i] >= 0; i++) {
+    if (!per_cpu)
+        return;
+    if (nscaled == (int)(sizeof(scaled) / sizeof(scaled[0])))
+        die("ConcurrentCloneReads: too many rows with a scaling target");
+    scaled[nscaled].two = r;
+    for (int i = 0; i < 2 && cpus[i] >= 0; i++) {
         char name[96];
-        per_cpu_name(name, sizeof(name), what, label, cpus[i]);
+        snprintf(name, sizeof(name), "%s (%s) 1 thread on CPU %d", what, label, cpus[i]);
         conc_ctx cp = c1;
         cp.cpu = cpus[i];
-        r = bench_row("ConcurrentCloneReads", name, one);
+        r = scaled[nscaled].on[i] = bench_row("ConcurrentCloneReads", name, one);
         snprintf(r->note, sizeof(r->note),
                  "the 1-thread work pinned to one CPU: what the 2-thread row is judged against");
         bench_queue(r, run_pinned, &cp, sizeof(cp), NULL);
     }
+    nscaled++;
 }
-
-/* Rows that carry the scaling target: the 2-thread row and its 1-thread baseline. */
-static const struct {
-    const char *what, *label;
-} scaled[] = {{"random", "buffered"}, {"random", "mapped"}};
 
 void bench_concurrent_targets(void)
 {
     row *raw = bench_find("ConcurrentCloneReads", "random (raw pread) 2 threads");
-    for (size_t k = 0; k < sizeof(scaled) / sizeof(scaled[0]); k++) {
-        char two[96], name[96];
-        snprintf(two, sizeof(two), "%s (%s) 2 threads, clone each", scaled[k].what, scaled[k].label);
-        row *r = bench_find("ConcurrentCloneReads", two);
-        if (r == NULL)
-            continue;
-        row *on[2] = {NULL, NULL};
-        for (int i = 0; i < 2 && cpus[i] >= 0; i++) {
-            per_cpu_name(name, sizeof(name), scaled[k].what, scaled[k].label, cpus[i]);
-            on[i] = bench_find("ConcurrentCloneReads", name);
-        }
+    for (int k = 0; k < nscaled; k++) {
+        row *r = scaled[k].two, **on = scaled[k].on;
         /* per round: the 2 threads' rate over the mean of the two single-CPU rates,
          * 2 / (t2 * (1/ta + 1/tb)); it is t1 / t2 when both CPUs run at one speed */
         double s[BENCH_MAX_RUNS];

@@ -533,13 +533,9 @@ static irq_place find_irq_cpu(int reads)
 static double run_pinned(bench *b, void *vctx, run_out *out)
 {
     const ring_ctx *c = vctx;
-    cpu_set_t saved;
-    int pinned = sched_getaffinity(0, sizeof(saved), &saved) == 0 && bench_pin_cpu(c->cpu) == 0;
-    double ms = c->kind == RING_FIO || c->kind == RING_FIO_REG ? run_fio(b, vctx, out)
-                                                               : run_ring_row(b, vctx, out);
-    if (pinned)
-        sched_setaffinity(0, sizeof(saved), &saved);
-    return ms;
+    return bench_run_on_cpu(c->cpu, 0,
+                            c->kind == RING_FIO || c->kind == RING_FIO_REG ? run_fio : run_ring_row,
+                            b, vctx, out);
 }
 
 /* cpu < 0: the row runs unpinned. `also`: the fio row it is set against, or NULL. */

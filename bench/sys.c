@@ -221,6 +221,18 @@ int bench_pin_cpu(int cpu)
     return sched_setaffinity(0, sizeof(one), &one);
 }
 
+double bench_run_on_cpu(int cpu, int must, run_fn fn, bench *b, void *ctx, run_out *out)
+{
+    cpu_set_t saved;
+    int pinned = sched_getaffinity(0, sizeof(saved), &saved) == 0 && bench_pin_cpu(cpu) == 0;
+    if (!pinned && must)
+        die("cannot pin to CPU %d", cpu);
+    double ms = fn(b, ctx, out);
+    if (pinned)
+        sched_setaffinity(0, sizeof(saved), &saved);
+    return ms;
+}
+
 int bench_cpu_speeds(double *speed, int max)
 {
     cpu_set_t all;
