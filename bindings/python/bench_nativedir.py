@@ -18,7 +18,8 @@ Compares, in one run on one machine, what a Python user would pick instead:
 
 Every variant of a group runs once per round, rounds interleave the variants,
 after warm-up rounds; medians, minimum and maximum are reported and written
-as ``python.json`` in the shared format (see bench/suites.d/README.md).
+as ``python.json`` in the shared format (see bench/suites.d/README.md). A
+target is judged on the median of the per-round ratios (``ratio_paired``).
 
     PYTHONPATH=build/<dir>/bindings/python/pkg /usr/bin/python3 bindings/python/bench_nativedir.py
         [--size-mib 64] [--runs 15] [--quick] [--clock wall|cpu] [--dir SCRATCH] [--out RESULTS_DIR]
@@ -117,13 +118,16 @@ class Bench:
                    "baseline": baseline, "ratio": None, "target": target, "met": None,
                    "alloc_bytes": None, "note": note}
         if baseline is not None:
-            ratio = med / statistics.median(times[baseline])
-            r["ratio"] = round(ratio, 4)
-            # the same ratio taken round by round: robust to load that drifts during a run
-            r["paired_ratio"] = round(statistics.median(a / b for a, b in zip(t, times[baseline])), 4)
+            r["ratio"] = round(med / statistics.median(times[baseline]), 4)
+            # The same ratio taken round by round (a row and its baseline run back to back in
+            # every round) is the verdict, as in the C suite: the host slows a vCPU for minutes
+            # at a time, and a ratio of medians then compares rounds the slowdown hit unevenly.
+            paired = round(statistics.median(a / b for a, b in zip(t, times[baseline])), 4)
+            r["ratio_paired"] = paired
             if target is not None:
                 op, limit = target.split()
-                r["met"] = ratio <= float(limit) if op == "<=" else ratio < float(limit)
+                r["met"] = paired <= float(limit) if op == "<=" else paired < float(limit)
+                r["target"] = f"{target} (per-round)"
         r.update(extra)
         self.rows.append(r)
         return r
@@ -625,7 +629,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     print(f"\n{'group':<22} {'name':<56} {'median ms':>10} {'ratio':>7} {'paired':>7}  target")
     for r in b.rows:
         ratio = f"{r['ratio']:.3f}" if r["ratio"] is not None else ""
-        paired = f"{r['paired_ratio']:.3f}" if r.get("paired_ratio") is not None else ""
+        paired = f"{r['ratio_paired']:.3f}" if r.get("ratio_paired") is not None else ""
         target = f"{r['target']} {'met' if r['met'] else 'NOT met'}" if r["target"] else ""
         print(f"{r['group']:<22} {r['name']:<56} {r['median']:>10.3f} {ratio:>7} {paired:>7}  {target}")
     load = os.getloadavg()[0]

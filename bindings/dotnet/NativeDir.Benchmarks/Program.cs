@@ -16,18 +16,23 @@ using BenchmarkDotNet.Toolchains.InProcess.Emit;
 using NativeDir.Benchmarks;
 
 // NativeDir.Benchmarks --dir <scratch on a real disk> --out <results dir> [--mib 64]
-//     [--random-reads 100000] [--iterations 5] [--filter <Group or Group.Method>] [--verify]
+//     [--random-reads 100000] [--iterations 5] [--paired-rounds 15]
+//     [--filter <Group or Group.Method>] [--verify]
 // Runs the suite with BenchmarkDotNet in this process (no per-benchmark project builds) and
-// writes BenchmarkDotNet's JSON plus rows.json (each row's name, baseline and target) to --out.
-// --verify instead runs every benchmark twice on a small file and checks they all read the
-// same bytes.
+// writes BenchmarkDotNet's JSON plus rows.json (each row's name, baseline and target) to --out,
+// then times every row with a ratio target against its baseline round by round (Paired) and
+// writes paired.json. --verify instead runs every benchmark twice on a small file and checks
+// they all read the same bytes, and runs one paired round.
 var opts = Args.Parse(args);
 Type[] suites = { typeof(Write), typeof(ReadSequential), typeof(ReadByteSequential), typeof(ReadRandom),
                   typeof(ConcurrentCloneReads), typeof(ReadAsync4K) };
 if (opts.Verify)
 {
     Workload.Create(opts.Dir, fileMiB: 4, randomReads: 5000);
-    return Verifier.Run(suites);
+    int failures = Verifier.Run(suites);
+    failures += Verifier.CheckPaired(suites);
+    File.Delete(Workload.FilePath);
+    return failures == 0 ? 0 : 1;
 }
 
 Workload.Create(opts.Dir, opts.MiB, opts.RandomReads);
@@ -54,16 +59,24 @@ if (opts.Filter != null)
     config = ((ManualConfig)config).AddFilter(new BenchmarkDotNet.Filters.SimpleFilter(b =>
         $"{b.Descriptor.Type.Name}.{b.Descriptor.WorkloadMethod.Name}".StartsWith(opts.Filter, StringComparison.Ordinal)));
 var summary = BenchmarkRunner.Run(suites, config);
-File.Delete(Workload.FilePath);
 bool failed = summary.Any(s => s.HasCriticalValidationErrors || s.Reports.Any(r => !r.Success));
+if (opts.PairedRounds > 0)
+{
+    // with --filter, the paired rounds of the filtered groups
+    Type[] paired = suites.Where(t => opts.Filter == null || t.Name == opts.Filter.Split('.')[0]).ToArray();
+    File.WriteAllText(Path.Combine(opts.Out, "paired.json"), JsonSerializer.Serialize(
+        Paired.Run(paired, opts.PairedRounds), new JsonSerializerOptions { WriteIndented = true }));
+}
+File.Delete(Workload.FilePath);
 return failed ? 1 : 0;
 
-internal sealed record Args(string Dir, string Out, int MiB, int RandomReads, int Iterations, bool Verify, string? Filter)
+internal sealed record Args(string Dir, string Out, int MiB, int RandomReads, int Iterations, int PairedRounds,
+                            bool Verify, string? Filter)
 {
     public static Args Parse(string[] args)
     {
         string dir = Path.Combine(Path.GetTempPath(), "nd-dotnet-bench"), output = "results";
-        int mib = 64, reads = 100_000, iterations = 5;
+        int mib = 64, reads = 100_000, iterations = 5, pairedRounds = 15;
         bool verify = false;
         string? filter = null;
         for (int i = 0; i < args.Length; i++)
@@ -76,12 +89,14 @@ internal sealed record Args(string Dir, string Out, int MiB, int RandomReads, in
                 case "--mib": mib = int.Parse(Next()); break;
                 case "--random-reads": reads = int.Parse(Next()); break;
                 case "--iterations": iterations = int.Parse(Next()); break;
+                case "--paired-rounds": pairedRounds = int.Parse(Next()); break;
                 case "--verify": verify = true; break;
                 case "--filter": filter = Next(); break;
                 default: throw new ArgumentException($"unknown argument {args[i]}");
             }
         }
-        return new Args(Path.GetFullPath(dir), Path.GetFullPath(output), mib, reads, iterations, verify, filter);
+        return new Args(Path.GetFullPath(dir), Path.GetFullPath(output), mib, reads, iterations, pairedRounds,
+            verify, filter);
     }
 }
 
@@ -194,6 +209,7 @@ internal static class AllocationProbe
 internal static class Verifier
 {
 
+    /// <summary>Returns how many benchmarks failed; the caller deletes the workload.</summary>
     public static int Run(Type[] suites)
     {
         int passed = 0, failed = 0;
@@ -231,9 +247,30 @@ internal static class Verifier
             }
             Invoke<GlobalCleanupAttribute>(t, fixture);
         }
-        File.Delete(Workload.FilePath);
         Console.WriteLine($"{passed} passed, {failed} failed");
-        return failed == 0 ? 0 : 1;
+        return failed;
+    }
+
+    /// <summary>One paired round (Paired): every row with a ratio target and its baseline timed,
+    /// and nothing else. Returns how many of those checks failed.</summary>
+    public static int CheckPaired(Type[] suites)
+    {
+        Dictionary<string, List<double>> times = Paired.Run(suites, rounds: 1);
+        var expected = suites.SelectMany(t => Paired.Measured(t).Select(m => $"{t.Name}.{m.Name}")).ToHashSet();
+        int failed = 0;
+        void Check(bool ok, string what)
+        {
+            Console.WriteLine($"{(ok ? "ok  " : "FAIL")} paired: {what}");
+            if (!ok) failed++;
+        }
+        Check(expected.Count > 0 && expected.SetEquals(times.Keys),
+            $"timed [{string.Join(", ", times.Keys.Order())}], expected [{string.Join(", ", expected.Order())}]");
+        foreach ((string key, List<double> t) in times)
+            Check(t.Count == 1 && t[0] > 0, $"{key}: one positive time ({string.Join(", ", t)})");
+        // the row of record of the async suite and its baseline are among them
+        Check(times.ContainsKey("ReadAsync4K.NativeDirAsync") && times.ContainsKey("ReadAsync4K.FileStreamRead"),
+            "ReadAsync4K's target row and its baseline");
+        return failed;
     }
 
     internal static void Invoke<TAttr>(Type t, object fixture) where TAttr : Attribute

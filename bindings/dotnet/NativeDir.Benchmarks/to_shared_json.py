@@ -3,14 +3,18 @@
 
     to_shared_json.py RESULTS_DIR OUT_JSON
 
-RESULTS_DIR is the benchmark's --out: BenchmarkDotNet's full JSON report under results/ and
-rows.json (each benchmark's row name, baseline and target, written by the benchmark itself).
+RESULTS_DIR is the benchmark's --out: BenchmarkDotNet's full JSON report under results/,
+rows.json (each benchmark's row name, baseline and target, written by the benchmark itself) and
+paired.json (the rows with a ratio target and their baselines timed back to back, round by
+round). A ratio target is judged on the median of the per-round ratios (ratio_paired), as the C
+and Python suites judge theirs; without paired.json, on the ratio of BenchmarkDotNet's medians.
 Exit status 1 if a benchmark has no numbers or a row lacks its baseline.
 """
 import glob
 import json
 import os
 import platform
+import statistics
 import sys
 from datetime import datetime, timezone
 
@@ -28,6 +32,12 @@ def main(results_dir, out_path):
         bdn = json.load(fh)
     with open(os.path.join(results_dir, "rows.json"), encoding="utf-8") as fh:
         meta = json.load(fh)
+    paired_path = os.path.join(results_dir, "paired.json")
+    paired = {}
+    if os.path.exists(paired_path):
+        with open(paired_path, encoding="utf-8") as fh:
+            paired = json.load(fh)
+    key_of = {(row["group"], row["name"]): key for key, row in meta["rows"].items()}
 
     measured = {}
     for b in bdn["Benchmarks"]:
@@ -61,9 +71,19 @@ def main(results_dir, out_path):
             if base is None:
                 sys.exit("to_shared_json: %s: no baseline row %r" % (key, row["baseline"]))
             out["ratio"] = round(m["median"] / base["median"], 4)
+            mine, theirs = paired.get(key), paired.get(key_of[(group, row["baseline"])])
+            if mine and theirs:
+                if len(mine) != len(theirs):
+                    sys.exit("to_shared_json: %s: %d paired rounds, its baseline %d"
+                             % (key, len(mine), len(theirs)))
+                out["ratio_paired"] = round(statistics.median(
+                    a / b for a, b in zip(mine, theirs)), 4)
+                out["paired_rounds"] = len(mine)
             if row["max_ratio"]:
-                targets.append("<= %g" % row["max_ratio"])
-                met.append(out["ratio"] <= row["max_ratio"])
+                judged = out.get("ratio_paired", out["ratio"])
+                targets.append("<= %g%s" % (row["max_ratio"],
+                                            " (per-round)" if "ratio_paired" in out else ""))
+                met.append(judged <= row["max_ratio"])
         if row["faster_than"]:
             slow = by_name[(group, row["faster_than"])]
             out["speedup"] = round(slow["median"] / m["median"], 2)
@@ -111,9 +131,9 @@ def main(results_dir, out_path):
         fh.write("\n")
     for r in results:
         flag = "" if r["met"] is None else ("  met" if r["met"] else "  MISSED")
-        print("%-22s %-45s %10.3f ms  ratio %-7s alloc %-6s thread %-5s%s" % (
-            r["group"], r["name"], r["median"], r["ratio"], r["alloc_bytes"],
-            r.get("thread_alloc_bytes", ""), flag))
+        print("%-22s %-45s %10.3f ms  ratio %-7s per-round %-7s alloc %-6s thread %-5s%s" % (
+            r["group"], r["name"], r["median"], r["ratio"], r.get("ratio_paired", ""),
+            r["alloc_bytes"], r.get("thread_alloc_bytes", ""), flag))
 
 
 if __name__ == "__main__":
