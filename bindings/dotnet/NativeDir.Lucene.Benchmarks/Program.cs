@@ -26,6 +26,9 @@ namespace NativeDir.Lucene.Benchmarks
     /// --paired-index N [--out F] [--quick]: N rounds of the indexing workload, each round indexing
     /// once with every on-disk directory in turn (the order rotating), times written as JSON for
     /// lucene.sh's per-round ratio;
+    /// --paired-reads N [--out F] [--quick]: N rounds of the single-threaded file rows, each round
+    /// reading once with NativeFSDirectory and once with the row's baseline directory, on one CPU
+    /// (PairedReads.cs);
     /// --paired-write N [--out F] [--quick]: N rounds of the durable write, each round writing once
     /// with raw O_DIRECT (no library), NativeDir.Lucene and SimpleFS in turn (PairedWrite.cs);
     /// --profile-index Dir,Dir [--runs N]: the indexing workload with every Directory and
@@ -43,6 +46,9 @@ namespace NativeDir.Lucene.Benchmarks
                 return TimeIndex(Enum.Parse<Dir>(k), int.Parse(Arg(args, "--runs") ?? "5"));
             if (Arg(args, "--paired-index") is string rounds)
                 return PairedIndex(int.Parse(rounds), Arg(args, "--out") ?? Path.Combine(dir, "paired-index.json"),
+                    args.Contains("--quick"));
+            if (Arg(args, "--paired-reads") is string rrounds)
+                return PairedReads.Run(int.Parse(rrounds), Arg(args, "--out") ?? Path.Combine(dir, "paired-reads.json"),
                     args.Contains("--quick"));
             if (Arg(args, "--paired-write") is string wrounds)
                 return PairedWrite.Run(int.Parse(wrounds), Arg(args, "--out") ?? Path.Combine(dir, "paired-write.json"),
@@ -152,6 +158,12 @@ namespace NativeDir.Lucene.Benchmarks
             string pairedIndex = Path.Combine(Dirs.Scratch, "verify-paired-index.json");
             PairedIndex(1, pairedIndex, quick: true);
             Check(File.ReadAllText(pairedIndex).Split('[').Length == 5, "paired indexing: 4 directories timed");
+            string pairedReads = Path.Combine(Dirs.Scratch, "verify-paired-reads.json");
+            PairedReads.Run(1, pairedReads, quick: true);
+            string readsJson = File.ReadAllText(pairedReads);
+            Check(PairedReads.Rows.All(r => readsJson.Contains($"\"{r.Row}\": {{\"NativeDir\": [")
+                                            && readsJson.Contains($"\"{r.Baseline}\": [")),
+                "paired reads: every file row timed with NativeDir and its baseline");
             string pairedWrite = Path.Combine(Dirs.Scratch, "verify-paired-write.json");
             PairedWrite.Run(1, pairedWrite, quick: true);
             Check(!OperatingSystem.IsLinux() || File.ReadAllText(pairedWrite).Split('[').Length == 4,
