@@ -93,6 +93,8 @@ public final class JavaBench {
     int n;
     double median, min, max;
     Double ratio;
+    /** Median of the per-round ratios to the baseline (rows of a round run slice by slice). */
+    Double ratioPaired;
     Boolean met;
 
     Row(String group, String name, String baseline, String target, String note, long expect,
@@ -170,13 +172,23 @@ public final class JavaBench {
         Row b = g.stream().filter(x -> x.name.equals(r.baseline)).findFirst()
             .orElseThrow(() -> new IllegalStateException("no baseline row " + r.baseline));
         r.ratio = r.median / b.median;
+        double[] per = new double[r.n];
+        for (int i = 0; i < r.n; i++) {
+          per[i] = r.ms[i] / b.ms[i];
+        }
+        Arrays.sort(per);
+        r.ratioPaired = per.length % 2 == 1 ? per[per.length / 2]
+            : (per[per.length / 2 - 1] + per[per.length / 2]) / 2;
         if (r.target != null) {
-          r.met = r.ratio <= Double.parseDouble(r.target.replace("<=", "").trim());
+          // judged on the per-round ratio, as every suite judges its targets: a row and its
+          // baseline share each round's machine, the ratio of the medians need not
+          r.met = r.ratioPaired <= Double.parseDouble(r.target.replace("<=", "").trim());
         }
       }
       System.out.printf("%-22s %-52s median %9.3f ms  [%8.3f .. %8.3f]%s%n", r.group, r.name,
           r.median, r.min, r.max, r.ratio == null ? "  (baseline)"
-              : String.format("  ratio %.3f%s", r.ratio, r.met == null ? "" : r.met ? " met" : " NOT MET"));
+              : String.format("  ratio %.3f, per-round %.3f%s", r.ratio, r.ratioPaired,
+                  r.met == null ? "" : r.met ? " met" : " NOT MET"));
     }
   }
 
@@ -541,7 +553,8 @@ public final class JavaBench {
           .append(", \"runs\": ").append(r.n)
           .append(", \"baseline\": ").append(json(r.baseline))
           .append(", \"ratio\": ").append(r.ratio == null ? "null" : num(r.ratio))
-          .append(", \"target\": ").append(json(r.target))
+          .append(r.ratioPaired == null ? "" : ", \"ratio_paired\": " + num(r.ratioPaired))
+          .append(", \"target\": ").append(json(r.target == null ? null : r.target + " (per-round)"))
           .append(", \"met\": ").append(r.met == null ? "null" : r.met.toString())
           .append(", \"alloc_bytes\": null, \"note\": ").append(json(r.note)).append('}')
           .append(i + 1 < rows.size() ? ",\n" : "\n");
