@@ -263,6 +263,52 @@ namespace NativeDir.Tests
             Assert.True(input.NativeReleased);
         }
 
+        [Theory]
+        [InlineData(IoOptions.None)]
+        [InlineData(IoOptions.Mapped)]
+        public async Task DisposingTheInputDuringCachedReadsGivesBytesOrObjectDisposed(IoOptions options)
+        {
+            // The cached path takes no SafeHandle reference (as ReadBytes does not): a Dispose on
+            // another thread between the checks and the native call must end in the library
+            // refusing the closed handle, never in a crash or in bytes that are not the file's.
+            using var ring = new NativeRing(8);
+            for (int round = 0; round < 40; round++)
+            {
+                NativeInput input = _dir.OpenInput("data", options);
+                var buf = new byte[Block];
+                int reads = 0, refused = 0;
+                using var started = new ManualResetEventSlim();
+                Task reader = Task.Run(async () =>
+                {
+                    for (long i = 0; ; i++)
+                    {
+                        long off = i * 7 * Block % (Size - Block);
+                        int n;
+                        try
+                        {
+                            n = await ring.ReadAsync(input, off, buf);
+                        }
+                        catch (ObjectDisposedException)
+                        {
+                            refused++;
+                            return;
+                        }
+                        Assert.Equal(Block, n);
+                        Assert.True(buf.AsSpan().SequenceEqual(_data.AsSpan((int)off, Block)), $"bytes at {off}");
+                        reads++;
+                        if (reads == 8)
+                            started.Set();
+                    }
+                });
+                Assert.True(started.Wait(Patience));
+                Thread.SpinWait(round * 500); // a different moment of the reads each round
+                input.Dispose();
+                await reader.WaitAsync(Patience);
+                Assert.Equal(1, refused);
+                Assert.True(reads >= 8);
+            }
+        }
+
         [Fact]
         public async Task MisusedValueTasksNeverFreeAReadInFlight()
         {
@@ -324,9 +370,15 @@ namespace NativeDir.Tests
             // (a new one while the pool is empty) and may complete on another thread, which is
             // not what this test measures. The shared ring's counter also moves with other test
             // classes' reads, which only costs a retry.
+            // The verdict is the least of three clean passes, as the benchmark's allocation probe
+            // takes the least of three invocations: an allocation per read is in every pass (2000
+            // reads, >= 24 B each), while a one-off on this thread lands in one pass only. CI saw
+            // such a one-off twice, 7256 B in a clean pass both times (the second after the
+            // eviction above was ruled out); its source was not found, and it is not per read.
             NativeRing shared = NativeRing.Shared;
-            long allocated = -1, sent = 0;
-            for (int pass = 0; pass < 20 && allocated < 0; pass++)
+            var clean = new System.Collections.Generic.List<long>();
+            long sent = 0;
+            for (int pass = 0; pass < 20 && clean.Count < 3; pass++)
             {
                 long submitted = shared.SubmittedForTest;
                 long before = GC.GetAllocatedBytesForCurrentThread();
@@ -344,10 +396,10 @@ namespace NativeDir.Tests
                 Assert.Equal(2000 * Block, total);
                 sent = shared.SubmittedForTest - submitted;
                 if (sent == 0)
-                    allocated = bytes;
+                    clean.Add(bytes);
             }
-            Assert.True(allocated >= 0, $"no pass of 2000 reads was served wholly from the page cache ({sent} reads went to the kernel in the last)");
-            Assert.Equal(0, allocated);
+            Assert.True(clean.Count > 0, $"no pass of 2000 reads was served wholly from the page cache ({sent} reads went to the kernel in the last)");
+            Assert.True(clean.Min() == 0, $"every clean pass of 2000 cached reads allocated: {string.Join(", ", clean)} B");
         }
 
         /// <summary>Page-aligned native memory as Memory&lt;byte&gt; (direct I/O needs the
