@@ -1,6 +1,5 @@
 using System;
 using System.Collections.Generic;
-using System.Diagnostics;
 using System.Linq;
 using System.Reflection;
 using BenchmarkDotNet.Attributes;
@@ -51,26 +50,16 @@ namespace NativeDir.Benchmarks
                 Verifier.Invoke<GlobalSetupAttribute>(t, fixture);
                 try
                 {
-                    var runs = measured.Select(m => m.CreateDelegate<Func<long>>(fixture)).ToArray();
-                    var mine = measured.Select(m => times[$"{t.Name}.{m.Name}"] = new List<double>()).ToArray();
-                    for (int round = 0; round < WarmupRounds + rounds; round++)
+                    Action[] calls = measured.Select(m =>
                     {
-                        for (int k = 0; k < runs.Length; k++)
-                        {
-                            int i = (round + k) % runs.Length; // who goes first rotates
-                            // as BenchmarkDotNet does between iterations: a collection is never
-                            // inside the timing, so no row pays for another's garbage
-                            GC.Collect();
-                            GC.WaitForPendingFinalizers();
-                            long t0 = Stopwatch.GetTimestamp();
-                            runs[i]();
-                            double ms = Stopwatch.GetElapsedTime(t0).TotalMilliseconds;
-                            if (round >= WarmupRounds)
-                                mine[i].Add(ms);
-                        }
-                    }
+                        var run = m.CreateDelegate<Func<long>>(fixture);
+                        return (Action)(() => run());
+                    }).ToArray();
+                    List<double>[] mine = PairedRounds.Time(calls, rounds, WarmupRounds, PairedRounds.Collect);
+                    for (int i = 0; i < measured.Length; i++)
+                        times[$"{t.Name}.{measured[i].Name}"] = mine[i];
                     Console.WriteLine($"paired {t.Name}: " + string.Join(", ", measured.Select((m, i) =>
-                        $"{m.Name} {Median(mine[i]):F3} ms")));
+                        $"{m.Name} {PairedRounds.Median(mine[i]):F3} ms")));
                 }
                 finally
                 {
@@ -78,12 +67,6 @@ namespace NativeDir.Benchmarks
                 }
             }
             return times;
-        }
-
-        private static double Median(List<double> v)
-        {
-            var s = v.OrderBy(x => x).ToArray();
-            return s.Length % 2 == 1 ? s[s.Length / 2] : (s[s.Length / 2 - 1] + s[s.Length / 2]) / 2;
         }
     }
 }

@@ -1,9 +1,10 @@
 using System;
 using System.Collections.Generic;
-using System.Diagnostics;
 using System.Globalization;
 using System.IO;
 using System.Linq;
+
+using NativeDir.Benchmarks;
 
 namespace NativeDir.Lucene.Benchmarks
 {
@@ -42,7 +43,7 @@ namespace NativeDir.Lucene.Benchmarks
             }
             var workloads = new Dictionary<Dir, FileWorkload>();
             var times = new Dictionary<string, Dictionary<Dir, List<double>>>();
-            NativeDir.Benchmarks.SameCpu.Pin(); // as the BenchmarkDotNet rows are (FileReads)
+            SameCpu.Pin(); // as the BenchmarkDotNet rows are (FileReads)
             try
             {
                 foreach (Dir d in Rows.Select(r => r.Baseline).Append(Dir.NativeDir).Distinct())
@@ -50,31 +51,19 @@ namespace NativeDir.Lucene.Benchmarks
                 foreach ((string row, Dir baseline) in Rows)
                 {
                     Dir[] pair = { Dir.NativeDir, baseline };
-                    var mine = times[row] = pair.ToDictionary(d => d, _ => new List<double>());
-                    for (int r = -3; r < rounds; r++) // three rounds warm up (JIT, tiering), untimed
-                    {
-                        for (int i = 0; i < pair.Length; i++)
-                        {
-                            Dir d = pair[(i + Math.Max(r, 0)) % pair.Length];
-                            // as BenchmarkDotNet does between iterations: no collection in the timing
-                            GC.Collect();
-                            GC.WaitForPendingFinalizers();
-                            long t0 = Stopwatch.GetTimestamp();
-                            Invoke(workloads[d], row);
-                            double ms = Stopwatch.GetElapsedTime(t0).TotalMilliseconds;
-                            if (r >= 0)
-                                mine[d].Add(ms);
-                        }
-                    }
-                    Console.WriteLine($"{row}: " + string.Join(", ", pair.Select(d =>
-                        $"{d} median {mine[d].OrderBy(t => t).ElementAt(mine[d].Count / 2):F2} ms")) + $" over {rounds} rounds");
+                    // three rounds warm up (JIT, tiering), untimed
+                    List<double>[] t = PairedRounds.Time(pair.Select(d => (Action)(() => Invoke(workloads[d], row))).ToArray(),
+                        rounds, warmup: 3, PairedRounds.Collect);
+                    times[row] = new Dictionary<Dir, List<double>> { [pair[0]] = t[0], [pair[1]] = t[1] };
+                    Console.WriteLine($"{row}: " + string.Join(", ", pair.Select((d, i) =>
+                        $"{d} median {PairedRounds.Median(t[i]):F2} ms")) + $" over {rounds} rounds");
                 }
             }
             finally
             {
                 foreach (FileWorkload w in workloads.Values)
                     w.Dispose();
-                NativeDir.Benchmarks.SameCpu.Unpin();
+                SameCpu.Unpin();
             }
             string List(List<double> v) => "[" + string.Join(", ", v.Select(t => t.ToString("F4", CultureInfo.InvariantCulture))) + "]";
             File.WriteAllText(outFile, "{" + string.Join(", ", times.Select(kv => $"\"{kv.Key}\": {{" +

@@ -1,10 +1,11 @@
 using System;
 using System.Collections.Generic;
-using System.Diagnostics;
 using System.Globalization;
 using System.IO;
 using System.Linq;
 using System.Runtime.InteropServices;
+
+using NativeDir.Benchmarks;
 
 namespace NativeDir.Lucene.Benchmarks
 {
@@ -66,22 +67,12 @@ namespace NativeDir.Lucene.Benchmarks
                     ("NativeDir", () => Lucene(native, length)),
                     ("SimpleFS", () => Lucene(simple, length)),
                 };
-                var times = kinds.ToDictionary(k => k.Name, _ => new List<double>());
-                for (int r = -1; r < rounds; r++) // round -1 warms up, untimed
-                {
-                    for (int i = 0; i < kinds.Length; i++)
-                    {
-                        var (name, write) = kinds[(i + Math.Max(r, 0)) % kinds.Length];
-                        var sw = Stopwatch.StartNew();
-                        write();
-                        if (r >= 0)
-                            times[name].Add(sw.Elapsed.TotalMilliseconds);
-                    }
-                }
-                File.WriteAllText(outFile, "{" + string.Join(", ", kinds.Select(k => $"\"{k.Name}\": [" +
-                    string.Join(", ", times[k.Name].Select(t => t.ToString("F3", CultureInfo.InvariantCulture))) + "]")) + "}\n");
-                foreach (var (name, _) in kinds)
-                    Console.WriteLine($"{name}: median {times[name].OrderBy(t => t).ElementAt(rounds / 2):F1} ms over {rounds} rounds");
+                // one round warms up, untimed
+                List<double>[] times = PairedRounds.Time(kinds.Select(k => k.Write).ToArray(), rounds, warmup: 1);
+                File.WriteAllText(outFile, "{" + string.Join(", ", kinds.Select((k, i) => $"\"{k.Name}\": [" +
+                    string.Join(", ", times[i].Select(t => t.ToString("F3", CultureInfo.InvariantCulture))) + "]")) + "}\n");
+                for (int i = 0; i < kinds.Length; i++)
+                    Console.WriteLine($"{kinds[i].Name}: median {PairedRounds.Median(times[i]):F1} ms over {rounds} rounds");
                 return 0;
             }
             finally

@@ -206,26 +206,20 @@ namespace NativeDir.Lucene.Benchmarks
                 Sizes.IndexDocs = 1000;
             var docs = SearchWorkload.Corpus(Sizes.IndexDocs);
             Dir[] kinds = { Dir.NativeDir, Dir.SimpleFS, Dir.NIOFS, Dir.MMap };
-            var times = kinds.ToDictionary(k => k, _ => new System.Collections.Generic.List<double>());
-            for (int r = -1; r < rounds; r++) // round -1 warms up (JIT), untimed
+            string[] paths = kinds.Select(k => Dirs.PathOf(k, "paired-index")).ToArray();
+            Action Index(int i) => () =>
             {
-                for (int i = 0; i < kinds.Length; i++)
-                {
-                    Dir kind = kinds[(i + Math.Max(r, 0)) % kinds.Length];
-                    string p = Dirs.PathOf(kind, "paired-index");
-                    Dirs.Clear(p);
-                    var sw = Stopwatch.StartNew();
-                    using (var d = Dirs.Open(kind, p))
-                        SearchWorkload.Index(d, docs);
-                    if (r >= 0)
-                        times[kind].Add(sw.Elapsed.TotalMilliseconds);
-                }
-            }
-            string Json(Dir k) => $"\"{k}\": [" + string.Join(", ",
-                times[k].Select(t => t.ToString("F3", CultureInfo.InvariantCulture))) + "]";
-            File.WriteAllText(outFile, "{" + string.Join(", ", kinds.Select(Json)) + "}\n");
-            foreach (Dir k in kinds)
-                Console.WriteLine($"{k}: median {times[k].OrderBy(t => t).ElementAt(times[k].Count / 2):F1} ms over {rounds} rounds");
+                using var d = Dirs.Open(kinds[i], paths[i]);
+                SearchWorkload.Index(d, docs);
+            };
+            // one round warms up (JIT), untimed; each directory starts empty, outside the timing
+            var times = NativeDir.Benchmarks.PairedRounds.Time(kinds.Select((_, i) => Index(i)).ToArray(), rounds,
+                warmup: 1, untimed: i => Dirs.Clear(paths[i]));
+            string Json(int i) => $"\"{kinds[i]}\": [" + string.Join(", ",
+                times[i].Select(t => t.ToString("F3", CultureInfo.InvariantCulture))) + "]";
+            File.WriteAllText(outFile, "{" + string.Join(", ", kinds.Select((_, i) => Json(i))) + "}\n");
+            for (int i = 0; i < kinds.Length; i++)
+                Console.WriteLine($"{kinds[i]}: median {NativeDir.Benchmarks.PairedRounds.Median(times[i]):F1} ms over {rounds} rounds");
             return 0;
         }
 
