@@ -88,6 +88,24 @@ class Bench:
         clock = time.perf_counter_ns if wall or self.args.clock == "wall" else time.thread_time_ns
         times: Dict[str, List[float]] = {v: [] for v in variants}
         order = list(variants)
+        # A single-threaded group runs on one CPU, as the .NET and Lucene.NET suites' rows do:
+        # the host of the development VM slows one vCPU to ~0.5 of the other for minutes, and a
+        # round whose variants the scheduler put on different CPUs compared the CPUs.
+        saved = os.sched_getaffinity(0) if not wall and hasattr(os, "sched_setaffinity") else None
+        if saved:
+            os.sched_setaffinity(0, {min(saved)})
+        try:
+            self._rounds(variants, order, runs, prepare, clock, times)
+        finally:
+            if saved:
+                os.sched_setaffinity(0, saved)
+        print(f"  {name}: " + ", ".join(f"{v} {statistics.median(t):.2f} ms" for v, t in times.items()),
+              flush=True)
+        return times
+
+    def _rounds(self, variants: Dict[str, Callable[[], None]], order: List[str], runs: int,
+                prepare: Callable[[], None], clock: Callable[[], int],
+                times: Dict[str, List[float]]) -> None:
         for round_no in range(runs + 2):
             # rotate who goes first so drift (cache, CPU clocks) hits all alike
             shift = round_no % len(order)
@@ -103,9 +121,6 @@ class Bench:
                     gc.enable()
                 if round_no >= 2:
                     times[v].append(elapsed / 1e6)
-        print(f"  {name}: " + ", ".join(f"{v} {statistics.median(t):.2f} ms" for v, t in times.items()),
-              flush=True)
-        return times
 
     def row(self, group: str, name: str, times: Dict[str, List[float]], baseline: Optional[str],
             target: Optional[str], note: str, **extra: object) -> dict:
