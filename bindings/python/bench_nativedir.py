@@ -95,32 +95,27 @@ class Bench:
         if saved:
             os.sched_setaffinity(0, {min(saved)})
         try:
-            self._rounds(variants, order, runs, prepare, clock, times)
+            for round_no in range(runs + 2):
+                # rotate who goes first so drift (cache, CPU clocks) hits all alike
+                shift = round_no % len(order)
+                for v in order[shift:] + order[:shift]:
+                    prepare()
+                    gc.collect()
+                    gc.disable()
+                    try:
+                        t0 = clock()
+                        variants[v]()
+                        elapsed = clock() - t0
+                    finally:
+                        gc.enable()
+                    if round_no >= 2:
+                        times[v].append(elapsed / 1e6)
         finally:
             if saved:
                 os.sched_setaffinity(0, saved)
         print(f"  {name}: " + ", ".join(f"{v} {statistics.median(t):.2f} ms" for v, t in times.items()),
               flush=True)
         return times
-
-    def _rounds(self, variants: Dict[str, Callable[[], None]], order: List[str], runs: int,
-                prepare: Callable[[], None], clock: Callable[[], int],
-                times: Dict[str, List[float]]) -> None:
-        for round_no in range(runs + 2):
-            # rotate who goes first so drift (cache, CPU clocks) hits all alike
-            shift = round_no % len(order)
-            for v in order[shift:] + order[:shift]:
-                prepare()
-                gc.collect()
-                gc.disable()
-                try:
-                    t0 = clock()
-                    variants[v]()
-                    elapsed = clock() - t0
-                finally:
-                    gc.enable()
-                if round_no >= 2:
-                    times[v].append(elapsed / 1e6)
 
     def row(self, group: str, name: str, times: Dict[str, List[float]], baseline: Optional[str],
             target: Optional[str], note: str, **extra: object) -> dict:

@@ -165,7 +165,7 @@ public final class JavaBench {
       Arrays.sort(s);
       r.min = s[0];
       r.max = s[s.length - 1];
-      r.median = s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+      r.median = medianOfSorted(s);
     }
     for (Row r : g) {
       if (r.baseline != null) {
@@ -177,8 +177,7 @@ public final class JavaBench {
           per[i] = r.ms[i] / b.ms[i];
         }
         Arrays.sort(per);
-        r.ratioPaired = per.length % 2 == 1 ? per[per.length / 2]
-            : (per[per.length / 2 - 1] + per[per.length / 2]) / 2;
+        r.ratioPaired = medianOfSorted(per);
         if (r.target != null) {
           // judged on the per-round ratio, as every suite judges its targets: a row and its
           // baseline share each round's machine, the ratio of the medians need not
@@ -190,6 +189,10 @@ public final class JavaBench {
               : String.format("  ratio %.3f, per-round %.3f%s", r.ratio, r.ratioPaired,
                   r.met == null ? "" : r.met ? " met" : " NOT MET"));
     }
+  }
+
+  private static double medianOfSorted(double[] s) {
+    return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
   }
 
   private static void check(Row r, long sum) {
