@@ -117,6 +117,8 @@ ROW(nd_ring_submit_read, stale_input) { static char b[4]; return nd_ring_submit_
 ROW(nd_read_cached, past_end) { char b[16]; return nd_read_cached(f->in, 8, b, 16); }
 ROW(nd_ring_reap, stale) { uint64_t t; int64_t r; return nd_ring_reap(f->stale, &t, &r, 1, 0); }
 ROW(nd_ring_in_flight, wrong_kind) { return nd_ring_in_flight(f->dir); }
+ROW(nd_ring_event_fd, wrong_kind) { return nd_ring_event_fd(f->in); }
+ROW(nd_ring_event_fd, stale) { return nd_ring_event_fd(f->stale); }
 ROW(nd_close, stale) { return nd_close(f->stale); }
 ROW(nd_close, zero) { (void)f; return nd_close(0); }
 
@@ -150,7 +152,8 @@ static const row rows[] = {
     R(nd_output_strategy, stale), R(nd_ring_open, zero_depth), R(nd_ring_open, null_out),
     R(nd_ring_backend, wrong_kind), R(nd_ring_submit_read, past_end),
     R(nd_ring_submit_read, stale_input), R(nd_read_cached, past_end), R(nd_ring_reap, stale),
-    R(nd_ring_in_flight, wrong_kind), R(nd_close, stale), R(nd_close, zero),
+    R(nd_ring_in_flight, wrong_kind), R(nd_ring_event_fd, wrong_kind), R(nd_ring_event_fd, stale),
+    R(nd_close, stale), R(nd_close, zero),
 };
 
 /* Exported calls that cannot fail: they return a value, never a status. */
@@ -523,6 +526,17 @@ static int64_t ring_read(sfx *f, uint32_t ring_flags, uint32_t input_flags)
     nd_close(r);
     return rc;
 }
+static int64_t ring_event_fd(uint32_t ring_flags)
+{
+    nd_handle r = 0;
+    if (nd_ring_open(8, ring_flags, &r) != ND_OK)
+        fail_msg("setup: %s", nd_last_error_message());
+    int64_t rc = CALL(nd_ring_event_fd(r));
+    nd_close(r);
+    return rc;
+}
+SCEN(nd_ring_event_fd, plain) { (void)f; return ring_event_fd(0); }
+SCEN(nd_ring_event_fd, threads) { (void)f; return ring_event_fd(ND_RING_FORCE_THREADS); }
 SCEN(nd_ring_submit_read, plain) { return ring_read(f, 0, 0); }
 SCEN(nd_ring_submit_read, threads_merge) { return ring_read(f, ND_RING_FORCE_THREADS, ND_IO_MERGE); }
 
@@ -546,7 +560,8 @@ static const scen scens[] = {
     S(nd_output_sync, plain), S(nd_output_sync, merge), S(nd_output_flush, merge),
     S(nd_output_seek, merge), S(nd_close, output), S(nd_close, output_merge),
     S(nd_ring_open, plain), S(nd_ring_open, threads), S(nd_ring_submit_read, plain),
-    S(nd_ring_submit_read, threads_merge),
+    S(nd_ring_submit_read, threads_merge), S(nd_ring_event_fd, plain),
+    S(nd_ring_event_fd, threads),
 };
 
 /* Calls defined in native/src/input.c that have no nd__in_call wrapper yet:

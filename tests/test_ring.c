@@ -1,15 +1,24 @@
 /*
  * test_ring.c - asynchronous reads: submit/reap, a full ring, timeouts, reads
  * past the end, inputs and rings closed with reads in flight, on both
- * backends (the thread pool is forced with ND_RING_FORCE_THREADS), and
- * nd_read_cached, the cached first half of an asynchronous read.
+ * backends (the thread pool is forced with ND_RING_FORCE_THREADS),
+ * nd_read_cached, the cached first half of an asynchronous read, and
+ * nd_ring_event_fd, the descriptor an event loop watches instead of a
+ * blocking reap.
  */
+#include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #ifdef _WIN32
 #  include <malloc.h>
+#else
+#  include <fcntl.h>
+#  include <poll.h>
+#  include <sched.h>
+#  include <unistd.h>
 #endif
 
 #include "support.h"
@@ -481,6 +490,241 @@ static void test_read_cached_errors(void **state)
     nd_close(ring);
 }
 
+#ifndef _WIN32
+/* poll(2) on the event descriptor, as an event loop's selector does: 1 if it
+ * became readable within timeout_ms, 0 if not. */
+static int wait_event(int fd, int timeout_ms)
+{
+    struct pollfd p = {fd, POLLIN, 0};
+    int n;
+    do
+        n = poll(&p, 1, timeout_ms);
+    while (n < 0 && errno == EINTR);
+    assert_true(n >= 0);
+    return n > 0 && (p.revents & POLLIN) != 0;
+}
+
+/* The protocol's read: up to 8 bytes, EAGAIN when another reaper took them. */
+static void reset_event(int fd)
+{
+    uint8_t v[8];
+    ssize_t n = read(fd, v, sizeof v);
+    assert_true(n > 0 || (n < 0 && errno == EAGAIN));
+}
+
+/* The descriptor: one per ring, non-blocking, close-on-exec, readable once
+ * at first (for completions that came before it), quiet with nothing in
+ * flight, closed with the ring. */
+static void test_event_fd_descriptor(void **state)
+{
+    (void)state;
+    for (size_t b = 0; b < 2; b++) {
+        nd_handle ring;
+        assert_status(ND_OK, nd_ring_open(4, backends[b], &ring));
+        int fd = nd_ring_event_fd(ring);
+        assert_true(fd >= 0);
+        assert_int_equal(nd_ring_event_fd(ring), fd);
+        assert_true(fcntl(fd, F_GETFL) & O_NONBLOCK);
+        assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+        assert_true(wait_event(fd, 5000));
+        reset_event(fd);
+        /* the control: with nothing signalled the wait times out, so the
+         * waits the other tests pass are the ring's signals */
+        assert_false(wait_event(fd, 50));
+        uint8_t v[8];
+        assert_true(read(fd, v, sizeof v) < 0 && errno == EAGAIN);
+        assert_status(ND_OK, nd_close(ring));
+        assert_int_equal(fcntl(fd, F_GETFD), -1);
+        assert_int_equal(errno, EBADF);
+        assert_status(ND_E_BAD_HANDLE, nd_ring_event_fd(ring));
+        assert_message_contains("nd_ring_event_fd");
+    }
+}
+
+typedef struct {
+    int64_t off;
+    int64_t len;
+} ev_read;
+
+/* A read for slot k of an event loop: random offset and length (1 B to 8 KiB);
+ * for a direct input every other one block-aligned, so that both its kernel
+ * reads and its reads done at submit are covered. */
+static ev_read next_read(uint64_t *seed, int direct, int k)
+{
+    *seed = *seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    uint64_t r = *seed >> 16;
+    ev_read v;
+    if (direct && k % 2 == 0) {
+        v.len = BLOCK;
+        v.off = (int64_t)(r % (FILE_LEN / BLOCK)) * BLOCK;
+    } else {
+        v.len = 1 + (int64_t)(r % (2 * BLOCK));
+        v.off = (int64_t)((r >> 20) % (uint64_t)(FILE_LEN - (uint64_t)v.len + 1));
+    }
+    return v;
+}
+
+/* An event loop: `total` reads, `depth` in flight, driven by the descriptor
+ * alone (poll, the protocol's read, reaps that never wait), each checked
+ * against the file; a slot is refilled as soon as its read is reaped. A
+ * completion left unsignalled stalls it and fails the test. */
+static void event_loop(ring_env *e, nd_handle ring, nd_handle in, int direct, int depth,
+                       int total, uint64_t seed, uint8_t *bufs)
+{
+    int fd = nd_ring_event_fd(ring);
+    assert_true(fd >= 0);
+    ev_read slot[DEPTH];
+    int next = 0, done = 0;
+    for (int k = 0; k < depth && next < total; k++, next++) {
+        slot[k] = next_read(&seed, direct, next);
+        assert_status(ND_OK, nd_ring_submit_read(ring, in, slot[k].off, bufs + (size_t)k * 2 * BLOCK,
+                                                 slot[k].len, (uint64_t)k));
+    }
+    while (done < total) {
+        if (!wait_event(fd, 10000))
+            fail_msg("no signal in 10 s with %d reads in flight (ring %d)",
+                     nd_ring_in_flight(ring), nd_ring_backend(ring));
+        reset_event(fd);
+        for (;;) {
+            uint64_t tags[5]; /* fewer than in flight: the protocol's "until fewer than max" */
+            int64_t res[5];
+            int32_t n = nd_ring_reap(ring, tags, res, 5, 0);
+            assert_true(n >= 0);
+            for (int j = 0; j < n; j++) {
+                int k = (int)tags[j];
+                assert_true(k >= 0 && k < depth);
+                assert_int_equal(res[j], slot[k].len);
+                uint8_t *dst = bufs + (size_t)k * 2 * BLOCK;
+                assert_memory_equal(dst, e->data + slot[k].off, (size_t)slot[k].len);
+                done++;
+                if (next < total) {
+                    slot[k] = next_read(&seed, direct, next++);
+                    assert_status(ND_OK, nd_ring_submit_read(ring, in, slot[k].off, dst,
+                                                             slot[k].len, (uint64_t)k));
+                }
+            }
+            if (n < 5)
+                break;
+        }
+    }
+    assert_int_equal(nd_ring_in_flight(ring), 0);
+}
+
+/* Every backend and strategy, at depth 1, 5 and 32, from a cold file. */
+static void test_event_fd_drives_an_event_loop(void **state)
+{
+    ring_env *e = *state;
+    uint8_t *bufs = aligned((size_t)DEPTH * 2 * BLOCK);
+    static const int depths[] = {1, 5, DEPTH};
+    for (size_t b = 0; b < 2; b++) {
+        for (size_t s = 0; s < 3; s++) {
+            for (size_t d = 0; d < 3; d++) {
+                nd_handle ring, in;
+                tst_drop_cache(e->env.dir_path, "f");
+                assert_status(ND_OK, nd_ring_open(DEPTH, backends[b], &ring));
+                assert_status(ND_OK, nd_open_input(e->env.dir, "f", strategies[s], &in));
+                event_loop(e, ring, in, strategies[s] == ND_IO_MERGE, depths[d], 300,
+                           b * 100 + s * 10 + d, bufs);
+                assert_status(ND_OK, nd_close(in));
+                assert_status(ND_OK, nd_close(ring));
+            }
+        }
+    }
+    aligned_free(bufs);
+}
+
+typedef struct {
+    ring_env *e;
+    nd_handle ring, in;
+    uint8_t *bufs;
+    int total;
+    _Atomic int reaped; /* the reaper's count: a slot k is free again once read k - DEPTH is reaped */
+} submitter_arg;
+
+static void *submit_all(void *p)
+{
+    submitter_arg *a = p;
+    for (int i = 0; i < a->total; i++) {
+        while (i - atomic_load(&a->reaped) >= DEPTH)
+            sched_yield();
+        int64_t off = (int64_t)((uint64_t)i * 7919 % (FILE_LEN / BLOCK)) * BLOCK;
+        int32_t rc = nd_ring_submit_read(a->ring, a->in, off, a->bufs + (size_t)(i % DEPTH) * BLOCK,
+                                         BLOCK, (uint64_t)i);
+        if (rc != ND_OK)
+            return (void *)(intptr_t)rc;
+    }
+    return NULL;
+}
+
+/* One thread submits while another waits on the descriptor and reaps, as an
+ * event loop does with reads handed in from other threads (ThreadSanitizer
+ * checks the hand-offs). Reads complete in order of their tags' slots only
+ * by chance; each is checked once. */
+static void test_event_fd_with_a_submitting_thread(void **state)
+{
+    ring_env *e = *state;
+    uint8_t *bufs = aligned((size_t)DEPTH * BLOCK);
+    for (size_t b = 0; b < 2; b++) {
+        submitter_arg a = {e, 0, 0, bufs, 2000, 0};
+        assert_status(ND_OK, nd_ring_open(DEPTH, backends[b], &a.ring));
+        assert_status(ND_OK, nd_open_input(e->env.dir, "f", ND_IO_MERGE, &a.in));
+        int fd = nd_ring_event_fd(a.ring);
+        assert_true(fd >= 0);
+        char *seen = calloc((size_t)a.total, 1);
+        pthread_t t;
+        assert_int_equal(pthread_create(&t, NULL, submit_all, &a), 0);
+        int done = 0;
+        while (done < a.total) {
+            if (!wait_event(fd, 10000))
+                fail_msg("no signal in 10 s after %d of %d reads", done, a.total);
+            reset_event(fd);
+            int32_t n;
+            do {
+                uint64_t tags[DEPTH];
+                int64_t res[DEPTH];
+                n = nd_ring_reap(a.ring, tags, res, DEPTH, 0);
+                assert_true(n >= 0);
+                for (int j = 0; j < n; j++) {
+                    int i = (int)tags[j];
+                    assert_true(i >= 0 && i < a.total && !seen[i]);
+                    seen[i] = 1;
+                    assert_int_equal(res[j], BLOCK);
+                    int64_t off = (int64_t)((uint64_t)i * 7919 % (FILE_LEN / BLOCK)) * BLOCK;
+                    assert_memory_equal(bufs + (size_t)(i % DEPTH) * BLOCK, e->data + off, BLOCK);
+                }
+                done += n;
+                /* completions arrive in any order: a slot is free once every
+                 * read before it is reaped, which the count says when all are */
+                int low = 0;
+                while (low < a.total && seen[low])
+                    low++;
+                atomic_store(&a.reaped, low);
+            } while (n == DEPTH);
+        }
+        void *rc;
+        assert_int_equal(pthread_join(t, &rc), 0);
+        assert_true(rc == NULL);
+        free(seen);
+        assert_status(ND_OK, nd_close(a.in));
+        assert_status(ND_OK, nd_close(a.ring));
+    }
+    aligned_free(bufs);
+}
+#else
+/* Windows: no descriptor an event loop could watch; the caller reaps on a thread. */
+static void test_event_fd_not_on_windows(void **state)
+{
+    (void)state;
+    for (size_t b = 0; b < 2; b++) {
+        nd_handle ring;
+        assert_status(ND_OK, nd_ring_open(4, backends[b], &ring));
+        assert_status(ND_E_NOT_SUPPORTED, nd_ring_event_fd(ring));
+        assert_message_contains("nd_ring_event_fd");
+        assert_status(ND_OK, nd_close(ring));
+    }
+}
+#endif
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -495,6 +739,13 @@ int main(void)
         cmocka_unit_test(test_read_cached_uncached),
         cmocka_unit_test(test_read_cached_errors),
         cmocka_unit_test(test_submitting_thread_may_exit),
+#ifndef _WIN32
+        cmocka_unit_test(test_event_fd_descriptor),
+        cmocka_unit_test(test_event_fd_drives_an_event_loop),
+        cmocka_unit_test(test_event_fd_with_a_submitting_thread),
+#else
+        cmocka_unit_test(test_event_fd_not_on_windows),
+#endif
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

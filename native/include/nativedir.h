@@ -471,6 +471,28 @@ ND_EXTERN int32_t nd_ring_reap(nd_handle ring, uint64_t *tags, int64_t *results,
 /** Reads submitted and not yet reaped, or < 0. */
 ND_EXTERN int32_t nd_ring_in_flight(nd_handle ring);
 
+/**
+ * A file descriptor that becomes readable when completions of the ring wait to
+ * be reaped, for an event loop that must not block in nd_ring_reap (Python's
+ * asyncio add_reader, libuv, epoll). Returns it (>= 0) or < 0. The first call
+ * makes it, later calls return the same one. Linux: an eventfd (io_uring rings
+ * register it with the kernel, which signals it for every completion; the
+ * thread pool's workers write it); other POSIX systems: the read end of a
+ * pipe. Non-blocking and close-on-exec.
+ *
+ * The protocol: when it is readable, read (and discard) up to 8 bytes from it
+ * (EAGAIN: another reaper reset it first), then call nd_ring_reap with timeout
+ * 0 until it stores fewer than `max`. A completion that arrives after that
+ * read makes it readable again, so none is left waiting unseen. It may also be
+ * readable with nothing to reap (a wake-up, a read resubmitted for its rest).
+ *
+ * The ring owns the descriptor and closes it when the ring is freed (at
+ * nd_close, or when the last call using the ring returns): stop watching it
+ * first, or watch a dup() of it. ND_E_NOT_SUPPORTED on Windows (there is no
+ * descriptor an event loop could watch: reap on a thread of your own).
+ */
+ND_EXTERN int32_t nd_ring_event_fd(nd_handle ring);
+
 #ifdef __cplusplus
 }
 #endif

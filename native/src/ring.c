@@ -248,6 +248,23 @@ static int32_t nd_ring_reap_impl(nd_handle ring, uint64_t *tags, int64_t *result
     return rc;
 }
 
+static int32_t nd_ring_event_fd_impl(nd_handle ring)
+{
+    nd_ring *r;
+    int32_t rc = ring_get(ring, &r);
+    if (rc != ND_OK)
+        return rc;
+    if (atomic_load(&r->closing))
+        rc = nd__fail(ND_E_BAD_HANDLE, "the ring is closing");
+    else if (r->vt->event_fd == NULL)
+        rc = nd__fail(ND_E_NOT_SUPPORTED, "this ring has no descriptor an event loop can watch; "
+                                          "reap it on a thread of its own");
+    else
+        rc = r->vt->event_fd(r);
+    nd__handle_put(ring);
+    return rc;
+}
+
 void nd__ring_complete(nd_ring *r, uint32_t index, uint64_t *tags, int64_t *results, int32_t n)
 {
     nd_ring_op *op = &r->ops[index];
@@ -271,6 +288,11 @@ int32_t nd_ring_open(uint32_t depth, uint32_t flags, nd_handle *out_ring)
 int32_t nd_ring_backend(nd_handle ring)
 {
     return (int32_t)nd__in_call("nd_ring_backend", nd_ring_backend_impl(ring));
+}
+
+int32_t nd_ring_event_fd(nd_handle ring)
+{
+    return (int32_t)nd__in_call("nd_ring_event_fd", nd_ring_event_fd_impl(ring));
 }
 
 int32_t nd_ring_in_flight(nd_handle ring)

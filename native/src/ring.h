@@ -70,6 +70,11 @@ typedef struct {
      * Called with the list of live rings locked: one pass over the rings lets
      * go of every ring's hold, and the last closes the file. */
     void (*files_unused)(nd_ring *r);
+    /* Optional (NULL: ND_E_NOT_SUPPORTED): the descriptor nd_ring_event_fd
+     * returns, made on the first call and the same one afterwards; the
+     * backend signals it whenever a completion becomes reapable and closes it
+     * in free(). */
+    int32_t (*event_fd)(nd_ring *r);
 } nd_ring_backend_ops;
 
 struct nd_ring {

@@ -11,11 +11,22 @@
 #  define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
+#if defined(__linux__)
+#  include <sys/eventfd.h>
+#endif
 
 #include "../ring.h"
+
+#if defined(__linux__)
+#  define ND_EVENT_KIND "eventfd"
+#else
+#  define ND_EVENT_KIND "pipe"
+#endif
 
 /* Reads in flight at once: one per worker, each blocked in pread. Up to the
  * ring's depth, capped: devices gain little past 8 outstanding reads from a
@@ -49,7 +60,37 @@ typedef struct {
     int stopping, woken;
     pthread_t threads[MAX_WORKERS];
     int started;
+    /* nd_ring_event_fd: the descriptor handed out and the one written to
+     * signal it (an eventfd: the same; a pipe elsewhere: its two ends); -1
+     * until the first call. Set under mu, never changed afterwards. */
+    int event_fd, signal_fd;
 } pool;
+
+/* Makes the event descriptor readable. An eventfd adds 1 to its counter; a
+ * full pipe is readable already, so EAGAIN loses nothing. */
+static void signal_event(int fd)
+{
+#if defined(__linux__)
+    uint64_t one = 1;
+    ssize_t n = write(fd, &one, sizeof(one));
+#else
+    ssize_t n = write(fd, "", 1);
+#endif
+    (void)n;
+}
+
+/* With mu held: queues a finished op for the reaper. Returns the descriptor
+ * to signal once mu is released, or -1. Only a FIFO that was empty needs a
+ * signal: a waiter that read the descriptor reaps until the FIFO is empty
+ * (nativedir.h), so whatever joins a non-empty FIFO is reaped with what is
+ * there, and the next op into an emptied one signals again. */
+static int push_finished(pool *p, uint32_t index)
+{
+    int was_empty = p->finished.count == 0;
+    nd__fifo_push(&p->finished, index);
+    pthread_cond_broadcast(&p->done);
+    return was_empty ? p->signal_fd : -1;
+}
 
 static void *worker(void *arg)
 {
@@ -74,8 +115,12 @@ static void *worker(void *arg)
         }
         pthread_mutex_lock(&p->mu);
         p->busy--;
-        nd__fifo_push(&p->finished, index);
-        pthread_cond_broadcast(&p->done);
+        int fd = push_finished(p, index);
+        if (fd >= 0) {
+            pthread_mutex_unlock(&p->mu);
+            signal_event(fd);
+            pthread_mutex_lock(&p->mu);
+        }
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;
@@ -84,12 +129,15 @@ static void *worker(void *arg)
 static int32_t threads_start(nd_ring *r, uint32_t index)
 {
     pool *p = r->impl;
+    int fd = -1;
     pthread_mutex_lock(&p->mu);
     if (r->ops[index].fd == ND_OS_FILE_INVALID)
-        nd__fifo_push(&p->finished, index), pthread_cond_broadcast(&p->done);
+        fd = push_finished(p, index);
     else
         nd__fifo_push(&p->pending, index), pthread_cond_signal(&p->work);
     pthread_mutex_unlock(&p->mu);
+    if (fd >= 0)
+        signal_event(fd);
     return ND_OK;
 }
 
@@ -153,13 +201,70 @@ static void threads_free(nd_ring *r)
     pthread_cond_destroy(&p->work);
     pthread_cond_destroy(&p->done);
     pthread_mutex_destroy(&p->mu);
+    if (p->event_fd >= 0)
+        close(p->event_fd);
+    if (p->signal_fd >= 0 && p->signal_fd != p->event_fd)
+        close(p->signal_fd);
     free(p->pending.items);
     free(p->finished.items);
     free(p);
 }
 
+/* An eventfd on Linux; elsewhere a pipe, both ends non-blocking and
+ * close-on-exec. Returns 0, or -1 with errno set. */
+static int open_event(int *read_end, int *write_end)
+{
+    if (ND_FAULT(ND_FAULT_OPEN))
+        return -1;
+#if defined(__linux__)
+    int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    *read_end = *write_end = fd;
+    return 0;
+#else
+    int fds[2];
+    if (pipe(fds) != 0)
+        return -1;
+    for (int i = 0; i < 2; i++) {
+        if (fcntl(fds[i], F_SETFD, FD_CLOEXEC) != 0 ||
+            fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK) != 0) {
+            int e = errno;
+            close(fds[0]);
+            close(fds[1]);
+            errno = e;
+            return -1;
+        }
+    }
+    *read_end = fds[0];
+    *write_end = fds[1];
+    return 0;
+#endif
+}
+
+static int32_t threads_event_fd(nd_ring *r)
+{
+    pool *p = r->impl;
+    int32_t rc = ND_OK;
+    int fd = -1;
+    pthread_mutex_lock(&p->mu);
+    if (p->event_fd < 0) {
+        if (open_event(&p->event_fd, &p->signal_fd) != 0)
+            rc = nd__fail_os(errno, "ring: %s", ND_EVENT_KIND);
+        else /* ops that finished before there was a descriptor: one signal for them */
+            fd = p->signal_fd;
+    }
+    if (rc == ND_OK)
+        rc = p->event_fd;
+    pthread_mutex_unlock(&p->mu);
+    if (fd >= 0)
+        signal_event(fd);
+    return rc;
+}
+
 static const nd_ring_backend_ops threads_ops = {threads_start, threads_reap, threads_wake,
-                                                threads_drain, threads_free, NULL};
+                                                threads_drain, threads_free, NULL,
+                                                threads_event_fd};
 
 int32_t nd__ring_threads_init(nd_ring *r)
 {
@@ -169,6 +274,7 @@ int32_t nd__ring_threads_init(nd_ring *r)
     p->pending.items = calloc(r->depth, sizeof(uint32_t));
     p->finished.items = calloc(r->depth, sizeof(uint32_t));
     p->pending.cap = p->finished.cap = r->depth;
+    p->event_fd = p->signal_fd = -1;
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
 #if !defined(__APPLE__)

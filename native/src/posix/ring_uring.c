@@ -30,8 +30,10 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #define WAKE_TAG UINT64_MAX /* user_data of the NOP that wakes a reaper */
 #define SUBMIT_BATCH 64     /* reads the submitter takes from the hand-off at once */
@@ -75,6 +77,7 @@ typedef struct {
     uint32_t last;       /* the slot found last (runs of reads of one file) */
     uint64_t batch;      /* batches sent so far */
     file_slot files[FILE_SLOTS];
+    int efd; /* nd_ring_event_fd's eventfd, registered with the kernel; -1: none yet (sq_mu) */
 } uring_state;
 
 /* Submitter thread, with sq_mu held: the registered slot of op's file,
@@ -489,6 +492,8 @@ static void uring_free(nd_ring *r)
     pthread_mutex_destroy(&u->hand_mu);
     free(u->hand.items);
     io_uring_queue_exit(&u->ring);
+    if (u->efd >= 0) /* after the ring: the kernel signals it no more */
+        close(u->efd);
     nd__mutex_free(u->sq_mu);
     nd__mutex_free(u->cq_mu);
     free(u);
@@ -516,8 +521,41 @@ static int register_file_table(uring_state *u)
     return io_uring_register_files(&u->ring, empty, FILE_SLOTS) == 0;
 }
 
-static const nd_ring_backend_ops uring_ops = {uring_start,  uring_reap, uring_wake,
-                                              uring_drain,  uring_free, uring_files_unused};
+/* The kernel itself signals a registered eventfd for every CQE it posts
+ * (reads, their resubmissions, wake-ups and the NOPs of reads done at
+ * submit), so a completion can never be posted without a signal after it. */
+static int32_t uring_event_fd(nd_ring *r)
+{
+    uring_state *u = r->impl;
+    int32_t rc = ND_OK;
+    nd__mutex_lock(u->sq_mu);
+    if (u->efd < 0) {
+        int fd = ND_FAULT(ND_FAULT_OPEN) ? -1 : eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        if (fd < 0) {
+            rc = nd__fail_os(errno, "ring: eventfd");
+        } else {
+            int e = ND_FAULT(ND_FAULT_REGISTER) ? -errno : io_uring_register_eventfd(&u->ring, fd);
+            if (e < 0) {
+                close(fd);
+                rc = nd__fail_os(-e, "ring: io_uring_register_eventfd");
+            } else {
+                /* CQEs posted before the registration signalled nothing: one signal for them */
+                uint64_t one = 1;
+                ssize_t n = write(fd, &one, sizeof(one));
+                (void)n;
+                u->efd = fd;
+            }
+        }
+    }
+    if (rc == ND_OK)
+        rc = u->efd;
+    nd__mutex_unlock(u->sq_mu);
+    return rc;
+}
+
+static const nd_ring_backend_ops uring_ops = {uring_start, uring_reap, uring_wake,
+                                              uring_drain, uring_free, uring_files_unused,
+                                              uring_event_fd};
 
 int32_t nd__ring_native_init(nd_ring *r)
 {
@@ -526,6 +564,7 @@ int32_t nd__ring_native_init(nd_ring *r)
     uring_state *u = calloc(1, sizeof(*u));
     if (u == NULL)
         return nd__fail(ND_E_NO_MEMORY, "ring: out of memory");
+    u->efd = -1;
     struct io_uring_params p = {0};
     /* room for every op, its resubmission and a wake NOP */
     int rc = io_uring_queue_init_params(r->depth * 2 + 2, &u->ring, &p);

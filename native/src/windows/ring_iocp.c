@@ -153,8 +153,10 @@ static void iocp_free(nd_ring *r)
     r->impl = NULL;
 }
 
+/* no files held, and no descriptor for an event loop: asyncio's proactor loop
+ * on Windows cannot watch one (nd_ring_event_fd is ND_E_NOT_SUPPORTED) */
 static const nd_ring_backend_ops iocp_ops = {iocp_start, iocp_reap, iocp_wake, iocp_drain,
-                                             iocp_free, NULL};
+                                             iocp_free, NULL, NULL};
 
 /* No overlapped-handle backend yet: ring.c falls back to the threads. */
 int32_t nd__ring_native_init(nd_ring *r)
