@@ -7,7 +7,8 @@ through a compiled cffi module, so native calls release the GIL):
 * :class:`Input` - positional and cursor reads, zero-copy ``readinto_at``,
   memory-mapped reads exposed as a read-only ``memoryview``; a raw binary
   file object that ``io.BufferedReader`` can wrap;
-* :class:`Output` - append-only writes without a copy, CRC-32, fsync.
+* :class:`Output` - append-only writes without a copy, CRC-32, fsync;
+* :class:`Ring` - asynchronous reads for asyncio (``await inp.read_at_async(...)``).
 
 Errors are Python's own: FileNotFoundError, FileExistsError, PermissionError,
 IsADirectoryError, BlockingIOError (a held lock), ValueError (invalid names,
@@ -23,8 +24,10 @@ from ._ffi import ffi as _ffi
 from ._ffi import lib as _lib
 from ._input import Input, Strategy
 from ._output import Output
+from ._ring import IO_URING, THREADS, Ring, RingRead
 
 __all__ = ["Directory", "Input", "Output", "Lock", "Strategy", "NameTooLongError", "open",
+           "Ring", "RingRead", "IO_URING", "THREADS",
            "library_version",
            "abi_version", "status_name", "__version__"]
 

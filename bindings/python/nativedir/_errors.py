@@ -58,9 +58,17 @@ def error(status: int) -> Exception:
     PermissionError (IsADirectoryError for a directory), BlockingIOError (lock
     held); OSError(errno, message) otherwise. Each carries ``nd_status`` (the code) and ``nd_status_name``.
     """
-    status = int(status)
     message = ffi.string(lib.nd_last_error_message()).decode("utf-8", errors="replace")
-    os_error = int(lib.nd_last_os_error())
+    return status_error(status, message, int(lib.nd_last_os_error()))
+
+
+def status_error(status: int, message: str, os_error: int = 0) -> Exception:
+    """The exception :func:`error` makes, from a status and a message of the caller's.
+
+    For a failure reported away from the thread that failed (a ring read's
+    completion), where this thread's last message belongs to another call.
+    """
+    status = int(status)
     exc: Exception
     if status == lib.ND_E_INVALID_NAME and os_error == _NAME_TOO_LONG:
         exc = NameTooLongError(errno.ENAMETOOLONG, message)

@@ -6,10 +6,14 @@ import errno
 import io
 import operator
 import os
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
+from . import _ring
 from ._errors import closed, finalize, release, error
 from ._ffi import ffi, lib
+
+if TYPE_CHECKING:
+    import asyncio
 
 # Hot paths bind these once and pass arguments positionally: an attribute
 # lookup or a keyword argument (200 ns for from_buffer's) costs about as much
@@ -167,6 +171,30 @@ class Input(io.RawIOBase):
         if r < 0:
             raise self._failed(r)
         return r
+
+    # ---- asynchronous positional reads (asyncio) ----
+
+    def read_at_async(self, offset: int, n: int) -> "asyncio.Future[bytes]":
+        """``await inp.read_at_async(offset, n)``: exactly `n` bytes at `offset`.
+
+        The asynchronous :meth:`read_at`, through :meth:`Ring.shared`: returns
+        an :class:`asyncio.Future` (already done when the bytes were cached),
+        whose await raises what :meth:`read_at` raises. See :class:`Ring` for
+        cancellation, closing and event loops.
+        """
+        ring = _ring.Ring._shared or _ring.Ring.shared()
+        return ring.read_at(self, offset, n)
+
+    def readinto_at_async(self, buffer: Buffer, offset: int) -> "asyncio.Future[int]":
+        """``await inp.readinto_at_async(buffer, offset)``: fills all of `buffer`.
+
+        The asynchronous :meth:`readinto_at`, through :meth:`Ring.shared`: the
+        future's result is the buffer's length in bytes. The buffer stays
+        exported and alive until the read is over; do not use it meanwhile.
+        See :meth:`Ring.readinto_at`.
+        """
+        ring = _ring.Ring._shared or _ring.Ring.shared()
+        return ring.readinto_at(self, buffer, offset)
 
     def release_buffer(self) -> None:
         """Lets go of the bytearray this input last read into, so it can be resized again."""
