@@ -72,7 +72,8 @@
 %{ $1 = &out_value; %}
 %typemap(argout) nd_handle *ND_OUT, int64_t *ND_OUT %{ if (result == ND_OK) jresult = (jlong)out_value$argnum; %}
 %apply nd_handle *ND_OUT { nd_handle *out_dir, nd_handle *out_lock, nd_handle *out_input,
-                           nd_handle *out_clone, nd_handle *out_slice, nd_handle *out_output };
+                           nd_handle *out_clone, nd_handle *out_slice, nd_handle *out_output,
+                           nd_handle *out_ring };
 %apply int64_t *ND_OUT { int64_t *out_len };
 %typemap(jni) int32_t ND_STATUS_OR_VALUE "jlong"
 %typemap(jtype) int32_t ND_STATUS_OR_VALUE "long"
@@ -81,7 +82,7 @@
 %apply int32_t ND_STATUS_OR_VALUE { int32_t nd_open_dir, int32_t nd_lock, int32_t nd_open_input,
                                     int32_t nd_input_clone, int32_t nd_input_slice,
                                     int32_t nd_create_output, int32_t nd_file_length,
-                                    int32_t nd_input_length };
+                                    int32_t nd_input_length, int32_t nd_ring_open };
 
 /* ---- names and paths: Java String -> strict UTF-8 -> NUL-terminated copy ---- */
 %typemap(jni) const char *ND_UTF8 "jbyteArray"
@@ -198,11 +199,18 @@
 %ignore nd_read_byte_buffered;
 %ignore nd_input_seek;
 %ignore nd_input_position;
-/* Asynchronous rings are not exposed to Java yet: their buffers must outlive the
- * call, which needs a lifetime design of its own (issue 8). nd_read_cached is
- * the first half of a ring read and goes with them. */
-%rename("$ignore", regextarget=1) "^nd_ring_";
+/* Rings (io.nativedir.NativeRing): open, backend and in-flight count as they are; the
+ * pointer calls through the region-checked wrappers below. The event descriptor is for event
+ * loops: Java reaps on a thread of its own. */
+%ignore nd_ring_submit_read;
+%ignore nd_ring_reap;
+%ignore nd_ring_event_fd;
 %ignore nd_read_cached;
+/* A full ring (ND_E_BUSY) is an answer, not a failure: returned; everything else is thrown. */
+%typemap(ret) int32_t nd_java_ring_submit %{ if ($1 < 0 && $1 != ND_E_BUSY) nd_java_raise(jenv, $1); %}
+/* The completion thread's reap: a closed ring (< 0) ends its loop, thrown nothing. */
+%typemap(out) int32_t nd_java_ring_reap %{ $result = (jint)$1; %}
+%typemap(ret) int32_t nd_java_ring_reap ""
 
 %inline %{
 /* Reads into [at, at+len) of a direct ByteBuffer / a byte[]; returns len. */
@@ -237,6 +245,41 @@ static int64_t nd_input_read_into_array(nd_handle input, int64_t pos, void *arra
         return ND_JAVA_E_RANGE;
     return nd_input_read_from(input, pos, (uint8_t *)array + at, len, after_ptr);
 }
+/* nd_read_cached into [at, at+len) of a direct ByteBuffer / a byte[]: the count of bytes
+ * copied without waiting for the device (the first half of NativeRing's reads). */
+static int64_t nd_java_read_cached(nd_handle input, int64_t offset, void *nio, int64_t nio_cap,
+                                   int32_t at, int32_t len)
+{
+    if (!nd_java_region_ok(nio_cap, at, len))
+        return ND_JAVA_E_RANGE;
+    return nd_read_cached(input, offset, (uint8_t *)nio + at, len);
+}
+static int64_t nd_java_read_cached_array(nd_handle input, int64_t offset, void *array,
+                                         int64_t array_cap, int32_t at, int32_t len)
+{
+    if (!nd_java_region_ok(array_cap, at, len))
+        return ND_JAVA_E_RANGE;
+    return nd_read_cached(input, offset, (uint8_t *)array + at, len);
+}
+/* nd_ring_submit_read into [at, at+len) of a direct ByteBuffer, which the Java side keeps
+ * reachable until the read's completion is reaped. */
+static int32_t nd_java_ring_submit(nd_handle ring, nd_handle input, int64_t offset, void *nio,
+                                   int64_t nio_cap, int32_t at, int32_t len, int64_t tag)
+{
+    if (!nd_java_region_ok(nio_cap, at, len))
+        return ND_JAVA_E_RANGE;
+    return nd_ring_submit_read(ring, input, offset, (uint8_t *)nio + at, len, (uint64_t)tag);
+}
+/* nd_ring_reap into a direct ByteBuffer of n = capacity / 16 pairs, in native byte order: the
+ * tags at [0, 8n), the results at [8n, 16n). Returns how many, or < 0 (closed). */
+static int32_t nd_java_ring_reap(nd_handle ring, void *nio, int64_t nio_cap, int32_t timeout_ms)
+{
+    int32_t max = (int32_t)(nio_cap / 16);
+    if (max <= 0 || (uintptr_t)nio % 8 != 0)
+        return ND_E_INVALID_ARGUMENT;
+    return nd_ring_reap(ring, (uint64_t *)nio, (int64_t *)nio + max, max, timeout_ms);
+}
+
 /* Appends [at, at+len) of a direct ByteBuffer / a byte[]; returns len. */
 static int64_t nd_write_from_buffer(nd_handle output, void *nio, int64_t nio_cap, int32_t at,
                                     int32_t len)

@@ -91,6 +91,11 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
     }
   }
 
+  /** The open handle, or 0 once closed (NativeRing checks it through the library). */
+  long handleOrZero() {
+    return handle;
+  }
+
   private long handle() {
     long h = handle;
     if (h == 0) {
@@ -200,6 +205,23 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
       nativedir.nd_read_into_array(h, offset, dst.array(), dst.arrayOffset() + p, len);
     }
     dst.position(p + len);
+  }
+
+  /**
+   * Reads {@code dst.remaining()} bytes at {@code position} asynchronously through {@link
+   * NativeRing#shared()}: the future's value is that count, and dst's position is at its limit
+   * when it completes (do not use dst until then). Bytes already in the page cache (or a mapping)
+   * are copied during the call, and the future is then already complete. Thread-safe; the cursor
+   * does not move. A direct buffer is read into in place, a heap buffer through a bounce buffer
+   * for the part that was not cached. See {@link NativeRing} for what is allocated,
+   * cancellation and closing. The future fails with {@link EOFException} past the end, {@link
+   * IllegalStateException} on a closed input.
+   *
+   * @throws IllegalArgumentException for a negative position
+   * @throws ReadOnlyBufferException for a read-only dst
+   */
+  public java.util.concurrent.CompletableFuture<Integer> readAsync(long position, ByteBuffer dst) {
+    return NativeRing.shared().read(this, position, dst);
   }
 
   private void checkRange(long offset, long len) throws EOFException {
