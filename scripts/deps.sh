@@ -10,6 +10,7 @@ packages=(
   libfuse3-dev fuse3                                          # C tests in FUSE mounts with 1-4 MiB blocks
   swig                                                        # .NET and Java glue
   python3-dev python3-cffi python3-pytest python3-pip python3-setuptools # Python binding (Debian's /usr/bin/python3)
+  python3-aiofiles                                            # Python benchmark: asyncio file reads to compare with
   default-jdk-headless junit4                                 # Java binding
   gnuplot-nox fio                                             # benchmark chart, device limits
   gcc-mingw-w64-x86-64 wine64                                 # Windows cross-build, tests under Wine

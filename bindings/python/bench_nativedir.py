@@ -14,7 +14,13 @@ Compares, in one run on one machine, what a Python user would pick instead:
   thread doing both parts: native calls release the GIL, so 2 threads should
   take less time; os.preadv and hashlib.sha256 controls show what the machine
   allows at that moment;
-* Write: ``Output.write`` vs ``io.FileIO.write`` (informative).
+* Write: ``Output.write`` vs ``io.FileIO.write`` (informative);
+* RingRandomQD32 / RingCachedQD32: 4 KiB random reads, 32 in flight on asyncio:
+  ``readinto_at_async`` / ``read_at_async`` on the ring vs
+  ``loop.run_in_executor(None, os.pread...)`` with the default executor and vs
+  aiofiles where installed, each beside fio at depth 32 in the same rounds;
+  cold (direct I/O: every read reaches the device) and cached (target: at
+  least 1.5x the executor and 0.6 of fio cold, 3x the executor cached).
 
 Every variant of a group runs once per round, rounds interleave the variants,
 after warm-up rounds; medians, minimum and maximum are reported and written
@@ -27,6 +33,7 @@ target is judged on the median of the per-round ratios (``ratio_paired``).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import datetime
 import gc
 import hashlib
@@ -36,6 +43,9 @@ import mmap
 import os
 import random
 import statistics
+import struct
+import subprocess
+import shutil
 import sys
 import threading
 import time
@@ -504,6 +514,215 @@ class Bench:
             inp.close()
             os.close(fd)
 
+    # ---- asynchronous reads: RingRandomQD32 (cold) and RingCachedQD32 ----
+
+    def bench_ring(self) -> None:
+        """4 KiB random reads, 32 in flight, on asyncio: the ring against the thread pools.
+
+        Cold: a file of --ring-mib read with direct I/O (ND_IO_MERGE; the
+        executor's and aiofiles' descriptors are opened O_DIRECT too, into
+        page-aligned buffers), so every read reaches the device whatever the
+        page cache holds, as bench/ring.c's rows do; fio --direct=1 --iodepth=32
+        on the same file is the device's limit. Cached: a 64 MiB file in the page
+        cache read through a buffered input (nd_read_cached copies it in the
+        call), beside os.pread in the default executor; fio --direct=0 on it for
+        reference. Every variant runs 32 coroutines taking offsets from one
+        iterator; a round runs every variant once, in rotating order, and each
+        ratio target is judged on the per-round ratios. Every read is checked
+        (each 4 KiB block starts with its own index). CPU is the process's CPU
+        time over the run (all its threads, the kernel's work for them
+        included) per read.
+        """
+        cold_mib = self.args.ring_mib
+        cold_path = self.dir / "ring-cold.dat"
+        hot_path = self.dir / "ring-hot.dat"
+        _write_blocks(self.nd, cold_path.name, cold_mib * MIB, direct=True)
+        _write_blocks(self.nd, hot_path.name, 64 * MIB if not self.args.quick else 8 * MIB,
+                      direct=False)
+        fd = os.open(cold_path, os.O_RDONLY)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)  # direct writes left none; to be sure
+        os.close(fd)
+        rounds = self.args.ring_runs
+        n = self.args.ring_reads
+        try:
+            self._ring_group("RingRandomQD32", cold_path, cold=True, reads=n, rounds=rounds)
+            self._ring_group("RingCachedQD32", hot_path, cold=False, reads=2 * n, rounds=rounds)
+        finally:
+            for p in (cold_path, hot_path):
+                p.unlink(missing_ok=True)
+
+    def _ring_group(self, group: str, path: Path, cold: bool, reads: int, rounds: int) -> None:
+        size = path.stat().st_size
+        rng = random.Random(99 if cold else 98)
+        offs = [BLOCK * rng.randrange(size // BLOCK) for _ in range(reads)]
+        fio = shutil.which("fio")
+        try:
+            import aiofiles  # type: ignore[import-not-found]
+        except ImportError:
+            aiofiles = None
+            print(f"  {group}: aiofiles is not installed (Debian: python3-aiofiles): its row is "
+                  "left out", file=sys.stderr)
+        loop = asyncio.new_event_loop()
+        mem = mmap.mmap(-1, QD * BLOCK)  # page-aligned: direct reads need it
+        bufs = [memoryview(mem)[k * BLOCK:(k + 1) * BLOCK] for k in range(QD)]
+        flags = os.O_RDONLY | (os.O_DIRECT if cold else 0)
+        fd = os.open(path, flags)
+        inp = self.nd.open_input(path.name, merge=cold, random=True)
+        ring = nativedir.Ring.shared()
+        if not cold:
+            _warm_file(path)
+
+        def opener(p: str, f: int) -> int:
+            return os.open(p, f | (os.O_DIRECT if cold else 0))
+
+        files: list = []
+        if aiofiles is not None:
+            async def open_all() -> list:
+                return [await aiofiles.open(path, "rb", buffering=0, opener=opener)
+                        for _ in range(QD)]
+            files = loop.run_until_complete(open_all())
+
+        async def qd32(read_one: Callable[[int, int], Any], count: int) -> None:
+            it = iter(offs[:count])
+
+            async def worker(k: int) -> None:
+                for off in it:
+                    await read_one(k, off)
+            await asyncio.gather(*(worker(k) for k in range(QD)))
+
+        # each read_one checks its block's index, the same work for every variant
+        if cold:
+            async def ring_read(k: int, off: int) -> None:
+                b = bufs[k]
+                await inp.readinto_at_async(b, off)
+                _check_block(b, off)
+
+            async def executor_read(k: int, off: int) -> None:
+                b = bufs[k]
+                await loop.run_in_executor(None, os.preadv, fd, [b], off)
+                _check_block(b, off)
+
+            async def aiofiles_read(k: int, off: int) -> None:
+                f, b = files[k], bufs[k]
+                await f.seek(off)
+                await f.readinto(b)
+                _check_block(b, off)
+            what = ("readinto_at_async (ND_IO_MERGE)", "run_in_executor(os.preadv, O_DIRECT)",
+                    "aiofiles seek+readinto (O_DIRECT)")
+        else:
+            async def ring_read(k: int, off: int) -> None:
+                _check_block(await inp.read_at_async(off, BLOCK), off)
+
+            async def executor_read(k: int, off: int) -> None:
+                _check_block(await loop.run_in_executor(None, os.pread, fd, BLOCK, off), off)
+
+            async def aiofiles_read(k: int, off: int) -> None:
+                f = files[k]
+                await f.seek(off)
+                _check_block(await f.read(BLOCK), off)
+            what = ("read_at_async (buffered)", "run_in_executor(os.pread)",
+                    "aiofiles seek+read")
+        ring_row = f"nativedir {what[0]} QD32"
+        exec_row = f"asyncio {what[1]}, default executor"
+        aio_row = f"{what[2]} QD32"
+        fio_row = "fio randread QD32" + (" (device limit)" if cold else " (buffered, cached)")
+        # the slower pools do a quarter of the reads: their rates are what is compared
+        variants: Dict[str, tuple] = {ring_row: (ring_read, reads), exec_row: (executor_read, reads)}
+        if aiofiles is not None:
+            variants[aio_row] = (aiofiles_read, reads // 4)
+        rates: Dict[str, List[float]] = {v: [] for v in variants}
+        cpus: Dict[str, List[float]] = {v: [] for v in variants}
+        if fio:
+            rates[fio_row], cpus[fio_row] = [], []
+        order = list(rates)
+        try:
+            for round_no in range(rounds + 1):  # the first warms up (threads, JIT-less paths)
+                shift = round_no % len(order)
+                for v in order[shift:] + order[:shift]:
+                    if v == fio_row:
+                        iops, cpu_us = _run_fio(fio, path, reads, cold)
+                    else:
+                        fn, count = variants[v]
+                        gc.collect()
+                        c0, t0 = time.process_time_ns(), time.perf_counter_ns()
+                        loop.run_until_complete(qd32(fn, count))
+                        t1, c1 = time.perf_counter_ns(), time.process_time_ns()
+                        iops, cpu_us = count / ((t1 - t0) / 1e9), (c1 - c0) / 1e3 / count
+                    if round_no > 0:
+                        rates[v].append(iops)
+                        cpus[v].append(cpu_us)
+        finally:
+            for f in files:
+                loop.run_until_complete(f.close())
+            loop.run_until_complete(loop.shutdown_default_executor())
+            loop.close()
+            inp.close()
+            os.close(fd)
+            for b in bufs:
+                b.release()
+            mem.close()
+        print(f"  {group}: " + ", ".join(f"{v} {statistics.median(r):.0f}/s" for v, r in rates.items()),
+              flush=True)
+        kind = (f"{reads} reads of 4 KiB at random 4 KiB-aligned offsets of a {size // MIB} MiB "
+                "file, direct I/O (cold: every read reaches the device)" if cold else
+                f"{reads} reads of 4 KiB at random 4 KiB-aligned offsets of a {size // MIB} MiB "
+                "file in the page cache")
+        note = f"{kind}; 32 coroutines on one event loop; unpinned"
+        target = ">= 1.5" if cold else ">= 3"
+        for v in order:
+            if v == exec_row:
+                self.rate_row(group, v, rates, cpus, None, None, note + "; the baseline: "
+                              f"{_default_workers()} threads (the default executor's size here)")
+            elif v == ring_row:
+                also = [(fio_row, ">= 0.6")] if cold else [(fio_row, None)]
+                self.rate_row(group, v, rates, cpus, exec_row, target, note + "; Ring.shared() "
+                              f"({'io_uring' if ring.backend == nativedir.IO_URING else 'threads'})",
+                              also=also)
+            elif v == aio_row:
+                self.rate_row(group, v, rates, cpus, exec_row, None,
+                              note + f"; two executor trips per read; {reads // 4} reads")
+            else:
+                self.rate_row(group, v, rates, cpus, exec_row, None,
+                              f"fio --rw=randread --bs=4k --iodepth=32 --direct={int(cold)} "
+                              f"--ioengine={_FIO_ENGINE[0]} on the same file, its own offsets; "
+                              "CPU from its usr_cpu + sys_cpu")
+
+    def rate_row(self, group: str, name: str, rates: Dict[str, List[float]],
+                 cpus: Dict[str, List[float]], baseline: Optional[str], target: Optional[str],
+                 note: str, also: Optional[List[tuple]] = None) -> dict:
+        """A row measured as a rate (reads/s, higher is better), judged per round."""
+        t = rates[name]
+        med = statistics.median(t)
+        r: dict = {"group": group, "name": name, "unit": "IOPS", "median": round(med, 1),
+                   "min": round(min(t), 1), "max": round(max(t), 1), "runs": len(t),
+                   "baseline": baseline, "ratio": None, "target": target, "met": None,
+                   "alloc_bytes": None, "note": note,
+                   "cpu_us_per_op": round(statistics.median(cpus[name]), 3)}
+
+        def compare(other: str) -> tuple:
+            ratio = round(med / statistics.median(rates[other]), 4)
+            paired = round(statistics.median(a / b for a, b in zip(t, rates[other])), 4)
+            return ratio, paired
+
+        if baseline is not None:
+            r["ratio"], r["ratio_paired"] = compare(baseline)
+            if target is not None:
+                r["met"] = r["ratio_paired"] >= float(target.split()[1])
+                r["target"] = f"{target} (per-round)"
+        r["also"] = []
+        for other, want in also or []:
+            a: dict = {"baseline": other, "ratio": None, "target": None, "met": None}
+            if other in rates:
+                a["ratio"], a["ratio_paired"] = compare(other)
+            if want is not None:
+                a["target"] = f"{want} (per-round)"
+                a["met"] = a.get("ratio_paired") is not None and \
+                    a["ratio_paired"] >= float(want.split()[1])
+                r["met"] = bool(r["met"]) and a["met"]  # unknown (no fio) is not met
+            r["also"].append(a)
+        self.rows.append(r)
+        return r
+
     # ---- output ----
 
     def write_json(self) -> Path:
@@ -519,6 +738,60 @@ class Bench:
         path = self.args.out / "python.json"
         path.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
         return path
+
+
+BLOCK = 4096
+QD = 32
+_FIO_ENGINE = ["io_uring"]  # libaio where fio's io_uring is refused (found on the first run)
+
+
+def _write_blocks(nd: "nativedir.Directory", name: str, size: int, direct: bool) -> None:
+    """A file whose every 4 KiB block starts with its own index (8 bytes, little-endian)."""
+    chunk = bytearray(os.urandom(MIB))
+    with nd.create_output(name, overwrite=True, merge=direct) as out:
+        for first in range(0, size // BLOCK, MIB // BLOCK):
+            for k in range(MIB // BLOCK):
+                struct.pack_into("<Q", chunk, k * BLOCK, first + k)
+            out.write(chunk)
+        out.sync()
+
+
+def _warm_file(path: Path) -> None:
+    buf = bytearray(4 * MIB)
+    with io.FileIO(path, "r") as f:
+        while f.readinto(buf):
+            pass
+
+
+_BLOCK_INDEX = struct.Struct("<Q").unpack_from
+
+
+def _check_block(b: Any, off: int) -> None:
+    if _BLOCK_INDEX(b)[0] != off // BLOCK:
+        raise SystemExit(f"bench_nativedir: a ring benchmark read wrong bytes at {off}")
+
+
+def _default_workers() -> int:
+    return min(32, (os.cpu_count() or 1) + 4)  # ThreadPoolExecutor's default max_workers
+
+
+def _run_fio(fio: str, path: Path, reads: int, cold: bool) -> tuple:
+    """(IOPS, CPU µs per read) of fio at depth 32 on `path`."""
+    for engine in list(_FIO_ENGINE):
+        cmd = [fio, "--name=nd-python-ring", f"--filename={path}", "--readonly", "--rw=randread",
+               "--bs=4k", f"--direct={int(cold)}", "--invalidate=0", "--iodepth=32",
+               f"--ioengine={engine}", f"--number_ios={reads}", "--norandommap", "--randrepeat=1",
+               "--output-format=json"]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode == 0:
+            job = json.loads(proc.stdout[proc.stdout.index("{"):])["jobs"][0]
+            rd = job["read"]
+            cpu_ms = (job["usr_cpu"] + job["sys_cpu"]) / 100 * rd["runtime"]
+            return rd["iops"], cpu_ms * 1e3 / max(rd["total_ios"], 1)
+        if engine == "io_uring":  # refused here (old kernel, seccomp): libaio then
+            _FIO_ENGINE[:] = ["libaio"]
+            return _run_fio(fio, path, reads, cold)
+    raise SystemExit(f"bench_nativedir: fio failed on {path}: {proc.stderr.strip()}")
 
 
 class _Units:
@@ -598,6 +871,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--size-mib", type=int, default=None, help="file size (default 64; 8 with --quick)")
     ap.add_argument("--runs", type=int, default=None, help="measured rounds (default 15; 5 with --quick)")
     ap.add_argument("--random-reads", type=int, default=20000)
+    ap.add_argument("--ring-mib", type=int, default=None,
+                    help="the cold file of the ring groups (default 1024; 16 with --quick)")
+    ap.add_argument("--ring-reads", type=int, default=None,
+                    help="reads per round of the cold ring group, twice that cached "
+                         "(default 16384; 512 with --quick)")
+    ap.add_argument("--ring-runs", type=int, default=None,
+                    help="measured rounds of the ring groups (default 5; 2 with --quick)")
     ap.add_argument("--quick", action="store_true", default=quick)
     ap.add_argument("--dir", type=Path, default=Path(default_dir), help="scratch directory (a real disk)")
     ap.add_argument("--out", type=Path, default=Path(default_out), help="results directory")
@@ -608,6 +888,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     args = ap.parse_args(argv)
     args.size_mib = args.size_mib or (8 if args.quick else 64)
     args.runs = args.runs or (5 if args.quick else 15)
+    args.ring_mib = args.ring_mib or (16 if args.quick else 1024)
+    args.ring_reads = args.ring_reads or (512 if args.quick else 16384)
+    args.ring_runs = args.ring_runs or (2 if args.quick else 5)
     if args.quick:
         args.random_reads = min(args.random_reads, 5000)
     args.dir = args.dir.resolve()
@@ -624,7 +907,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         b.write_file()
         groups = {"Write": b.bench_write, "ReadRandom": b.bench_random,
                   "ReadSequential": b.bench_sequential, "ReadMapped": b.bench_mapped,
-                  "ConcurrentCloneReads": b.bench_concurrent}
+                  "ConcurrentCloneReads": b.bench_concurrent, "Ring": b.bench_ring}
         for name, fn in groups.items():
             if not args.only or name in args.only:
                 fn()
@@ -636,12 +919,18 @@ def main(argv: Optional[List[str]] = None) -> int:
         if created:
             args.dir.rmdir()
     path = b.write_json()
-    print(f"\n{'group':<22} {'name':<56} {'median ms':>10} {'ratio':>7} {'paired':>7}  target")
+    print(f"\n{'group':<22} {'name':<56} {'median':>14} {'ratio':>7} {'paired':>7}  target")
     for r in b.rows:
         ratio = f"{r['ratio']:.3f}" if r["ratio"] is not None else ""
         paired = f"{r['ratio_paired']:.3f}" if r.get("ratio_paired") is not None else ""
         target = f"{r['target']} {'met' if r['met'] else 'NOT met'}" if r["target"] else ""
-        print(f"{r['group']:<22} {r['name']:<56} {r['median']:>10.3f} {ratio:>7} {paired:>7}  {target}")
+        median = f"{r['median']:.3f} ms" if r["unit"] == "ms" else f"{r['median']:.0f} {r['unit']}"
+        extra = "".join(f"; vs {a['baseline']} {a['ratio_paired']:.3f}" + (
+            f" ({a['target']} {'met' if a['met'] else 'NOT met'})" if a.get("target") else "")
+            for a in r.get("also", []) if a.get("ratio_paired") is not None)
+        cpu = f"; {r['cpu_us_per_op']:.1f} us CPU/read" if "cpu_us_per_op" in r else ""
+        print(f"{r['group']:<22} {r['name']:<56} {median:>14} {ratio:>7} {paired:>7}  {target}"
+              f"{cpu}{extra}")
     load = os.getloadavg()[0]
     print(f"load average {b.load_start} at start, {load:.2f} at end on {os.cpu_count()} CPUs"
           + ("  (busy machine: ratios are noisy)" if max(load, b.load_start) > (os.cpu_count() or 1) else ""))

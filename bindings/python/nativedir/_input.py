@@ -8,7 +8,7 @@ import operator
 import os
 from typing import TYPE_CHECKING, Any, Optional
 
-from . import _ring
+from ._ring import Ring as _Ring
 from ._errors import closed, finalize, release, error
 from ._ffi import ffi, lib
 
@@ -182,8 +182,7 @@ class Input(io.RawIOBase):
         whose await raises what :meth:`read_at` raises. See :class:`Ring` for
         cancellation, closing and event loops.
         """
-        ring = _ring.Ring._shared or _ring.Ring.shared()
-        return ring.read_at(self, offset, n)
+        return (_Ring._shared or _Ring.shared()).read_at(self, offset, n)
 
     def readinto_at_async(self, buffer: Buffer, offset: int) -> "asyncio.Future[int]":
         """``await inp.readinto_at_async(buffer, offset)``: fills all of `buffer`.
@@ -193,8 +192,7 @@ class Input(io.RawIOBase):
         exported and alive until the read is over; do not use it meanwhile.
         See :meth:`Ring.readinto_at`.
         """
-        ring = _ring.Ring._shared or _ring.Ring.shared()
-        return ring.readinto_at(self, buffer, offset)
+        return (_Ring._shared or _Ring.shared()).readinto_at(self, buffer, offset)
 
     def release_buffer(self) -> None:
         """Lets go of the bytearray this input last read into, so it can be resized again."""

@@ -69,16 +69,16 @@ class RingRead(_Future):
                  "_input", "_clone", "_cancel_msg", "_want_cancel")
 
     def cancel(self, msg: Any = None) -> bool:  # type: ignore[override]
-        state = self._state
+        state = getattr(self, "_state", _DONE)  # unset: completed in the call (cached)
         if state == _IN_KERNEL:
             if not self._want_cancel:
                 self._want_cancel = True
                 self._cancel_msg = msg
             return True
-        if state == _QUEUED and self._ring._drop_queued(self):
-            return _future_cancel(self, msg)
-        if self._state == _IN_KERNEL:  # submitted from the queue meanwhile
-            return self.cancel(msg)
+        if state == _QUEUED:
+            if self._ring._drop_queued(self):
+                return _future_cancel(self, msg)
+            return self.cancel(msg)  # submitted from the queue meanwhile: in the kernel now
         return _future_cancel(self, msg)
 
     def _settle(self, result: int) -> None:
@@ -115,13 +115,6 @@ class RingRead(_Future):
                                     f"{status_name(status)}")
 
 
-def _done_future(loop: Any, result: Any) -> RingRead:
-    fut = RingRead(loop=loop)
-    fut._state = _DONE
-    fut.set_result(result)
-    return fut
-
-
 def _failed_future(loop: Any, exc: BaseException) -> RingRead:
     fut = RingRead(loop=loop)
     fut._state = _DONE
@@ -129,11 +122,28 @@ def _failed_future(loop: Any, exc: BaseException) -> RingRead:
     return fut
 
 
+_this_thread = threading.local()  # .loop: the loop last found running on this thread
+_get_ident = threading.get_ident
+
+
 def _running_loop() -> Any:
+    """asyncio.get_running_loop(), without its getpid() system call per read.
+
+    asyncio checks the process id on every call (a forked child must not
+    see its parent's loop), which costs as much as a cached 4 KiB read where
+    system calls are slow. A loop asyncio's way records the thread it runs on
+    in ``_thread_id`` while it runs (None once stopped), so a loop found here
+    before that says this very thread runs it is still the running loop; a
+    forked child forgets it (os.register_at_fork below).
+    """
+    loop = getattr(_this_thread, "loop", None)
+    if loop is not None and getattr(loop, "_thread_id", None) == _get_ident():
+        return loop
     loop = _get_running_loop()
     if loop is None:
         raise RuntimeError("nativedir: asynchronous reads need a running asyncio event loop "
                            "(call them from a coroutine)")
+    _this_thread.loop = loop
     return loop
 
 
@@ -232,35 +242,44 @@ class Ring:
         (nothing is read), ValueError for a negative offset or a closed input
         or ring, OSError for I/O errors. Needs a running event loop.
         """
-        loop = _running_loop()
+        # the fast path of _running_loop, inline: a cached read costs little more than its
+        # system call, and a Python call here would be a tenth of it
+        loop = getattr(_this_thread, "loop", None)
+        if loop is None or getattr(loop, "_thread_id", None) != _get_ident():
+            loop = _running_loop()
         p = _from_buffer(_BYTES, buffer, True)
         n = len(p)
         h = input._h
         got = _read_cached(h, offset, p, n)
         if got == n:
-            return _done_future(loop, n)
+            fut = RingRead(loop=loop)
+            fut.set_result(n)
+            return fut
         if got < 0:
             return _failed_future(loop, input._failed(got))
         return self._submit(loop, input, h, p, None, offset, n, got)
 
     def read_at(self, input: Any, offset: int, n: int) -> RingRead:
         """Exactly `n` bytes of `input` at `offset`: a future of bytes (see :meth:`readinto_at`)."""
-        loop = _running_loop()
+        loop = getattr(_this_thread, "loop", None)  # _running_loop's fast path, as above
+        if loop is None or getattr(loop, "_thread_id", None) != _get_ident():
+            loop = _running_loop()
         if n < 0:
             return _failed_future(loop, ValueError(f"read_at_async: negative length {n}"))
-        if n & 511 or offset & 511:
-            p = raw = _new_raw(_BYTES, n)
-        else:
-            # page-aligned memory: a direct input's aligned reads then go to
-            # the kernel instead of being done at submit
-            raw = _new_raw(_BYTES, n + 4096)
-            p = raw + (-int(_cast(_UINTPTR, raw)) & 4095)
+        p = raw = _new_raw(_BYTES, n)
         h = input._h
         got = _read_cached(h, offset, p, n)
         if got == n:
-            return _done_future(loop, _unpack(p, n))
+            fut = RingRead(loop=loop)
+            fut.set_result(_unpack(p, n))
+            return fut
         if got < 0:
             return _failed_future(loop, input._failed(got))
+        if got == 0 and not (n & 511 or offset & 511):
+            # page-aligned memory: a direct input's aligned reads (which never
+            # find cached bytes) go to the kernel instead of being done at submit
+            raw = _new_raw(_BYTES, n + 4096)
+            p = raw + (-int(_cast(_UINTPTR, raw)) & 4095)
         return self._submit(loop, input, h, p, raw, offset, n, got)
 
     def _submit(self, loop: Any, input: Any, h: int, p: Any, raw: Any, offset: int, n: int,
@@ -545,8 +564,10 @@ class Ring:
 
 
 def _forget_shared_ring() -> None:
-    # a forked child must not use the parent's ring (its threads stayed behind)
+    # a forked child must not use the parent's ring (its threads stayed behind),
+    # nor take a loop that was running at the fork for its own
     Ring._shared = None
+    _this_thread.loop = None
 
 
 if hasattr(os, "register_at_fork"):

@@ -116,6 +116,7 @@ def test_cached_reads_are_done_when_returned(nd, folder, blob, kind) -> None:
             assert fut.done() and fut.result() == 5000 and buf == blob[12345:17345]
             fut = inp.read_at_async(777, 3)
             assert fut.done() and fut.result() == blob[777:780]
+            assert not fut.cancel() and not fut.cancelled()  # done: nothing to cancel
             assert ring._submitted == 0
             # the control: a direct input's read needs the ring, and its
             # completion needs the loop to run
