@@ -21,7 +21,7 @@
  * (ctest runs this again inside FUSE mounts with 1 MiB and 4 MiB blocks).
  *
  * POSIX only: the Windows side caps its alignment at 64 KiB itself and runs
- * the same buffer code (input.c, output.c) tested here.
+ * the same buffer code (file.c, cursor.c, output.c) tested here.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -42,7 +42,7 @@
 #define MAX_ALIGN ((uint32_t)8 << 20)
 /* what the library caps st_blksize at where STATX_DIOALIGN is not reported */
 #define BLKSIZE_CAP ((uint32_t)64 << 10)
-/* the library's default buffer sizes (input.c, output.c): edges worth crossing */
+/* the library's default buffer sizes (cursor.c, file.c, output.c): edges worth crossing */
 #define BOUNCE_DEFAULT ((size_t)256 << 10)
 #define OUT_DEFAULT ((size_t)1 << 20)
 

@@ -15,7 +15,7 @@
  * while another thread reads through it is memory-safe, and every later call
  * with it gets ND_E_BAD_HANDLE.
  *
- * One of the references may be the handle's pin (an input's window: input.c),
+ * One of the references may be the handle's pin (an input's window: cursor.c),
  * owned by no call and kept past the close until nd__handle_unpin. Its bit
  * lives in the state word so that "closed, and the pin is all that holds it"
  * is one value: the thread whose change makes it so (the last call's put, the
@@ -189,7 +189,7 @@ ND_HOT int32_t nd__handle_get(nd_handle h, nd_kind kind, nd_object **out)
 }
 
 /* Like nd__handle_get, but also finds a closed handle whose object is still
- * alive (a window pin holds it: input.c). Records nothing on a miss. */
+ * alive (a window pin holds it: cursor.c). Records nothing on a miss. */
 int32_t nd__handle_get_closed(nd_handle h, nd_kind kind, nd_object **out)
 {
     uint32_t gen, hkind;

@@ -171,33 +171,14 @@ typedef struct {
 int32_t nd__dir_get(nd_handle h, nd_dir **out);
 
 /* input.c, for rings: checks [off, off+len) of input `h` for
- * nd_ring_submit_read and takes a reference on it (the caller drops it with nd__handle_put(h) when
- * the read is over). Where the read can go to the OS asynchronously, sets *fd
- * and *file_off; otherwise (a mapping, an unaligned direct read) does it now,
- * sets *fd to ND_OS_FILE_INVALID and *result to its outcome. */
+ * nd_ring_submit_read and takes a reference on it (the caller drops it with
+ * nd__handle_put(h) when the read is over). Where the read can go to the OS
+ * asynchronously, sets *fd and *file_off; otherwise (a mapping, an unaligned
+ * direct read) does it now, sets *fd to ND_OS_FILE_INVALID and *result to its
+ * outcome. *file is the open file behind the input (file.h), which io_uring
+ * rings register. */
 int32_t nd__input_begin_async(nd_handle h, int64_t off, void *dst, int64_t len, nd_os_file *fd,
                               int64_t *file_off, int64_t *result, void **file);
-
-/* input.c, for the io_uring ring's registered files (posix/ring_uring.c):
- * `file` is what nd__input_begin_async set *file to, the open file behind an
- * input (shared by its clones and slices; unique while anything holds it).
- * A ring holds it while its descriptor is registered, so that the key cannot
- * be reused by another file. When the last reference that is not a ring's
- * goes, the thread dropping it calls nd__ring_files_unused(), which makes the
- * rings let go before it returns: the file is closed then. */
-void nd__file_ring_hold(void *file);
-/* The ring's own slot must already be unregistered: this may close the file.
- * `wake_rings`: call nd__ring_files_unused() if only rings hold it now (0
- * from inside that call, which reaches every ring anyway, and with a ring's
- * lock held: lock order). */
-void nd__file_ring_drop(void *file, int wake_rings);
-/* 1 if only rings hold the file (no input, clone, slice or read in flight
- * uses it; none can appear, since they come from an input): once true, it
- * stays true, and a ring should let go. */
-int nd__file_ring_only(void *file);
-/* ring.c: makes every ring that holds registered files let go of those only
- * rings hold now, on the calling thread, before it returns. */
-void nd__ring_files_unused(void);
 
 /* input.c, for prefetch.c: what prefetch and advice need of input `h`, with a
  * reference taken (drop it with nd__handle_put(h)). `hits` is the file's

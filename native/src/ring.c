@@ -1,63 +1,11 @@
 /*
- * ring.c - asynchronous positional reads: slots, handles and the public
- * calls; the backends do the waiting.
+ * ring.c - asynchronous positional reads: the public calls and the ring's
+ * handle; ring_slots.c keeps the slots, the backends do the waiting.
  */
 #include <stdlib.h>
 
 #include "ring.h"
-
-/* Rings whose backend holds files (vt->files_unused), so that the thread
- * dropping a file's last reference that is not a ring's can make them let it
- * go. Rings join when they open and leave before their backend is freed.
- * Lock order: live_lock, then a ring's own locks (io_uring's sq_mu); a thread
- * holding a ring's lock drops files only with wake_rings 0 (the sweep itself,
- * and the submitter letting go of a file whose slot it gave to another), so
- * the order is never reversed. */
-static nd_mutex *_Atomic live_lock;
-static nd_ring *live_rings;
-
-static int32_t live_join(nd_ring *r)
-{
-    if (r->vt->files_unused == NULL)
-        return ND_OK;
-    nd_mutex *m = nd__mutex_once(&live_lock);
-    if (m == NULL)
-        return nd__fail(ND_E_NO_MEMORY, "ring: out of memory");
-    nd__mutex_lock(m);
-    r->live_next = live_rings;
-    live_rings = r;
-    r->live = 1;
-    nd__mutex_unlock(m);
-    return ND_OK;
-}
-
-static void live_leave(nd_ring *r)
-{
-    if (!r->live)
-        return;
-    nd_mutex *m = atomic_load_explicit(&live_lock, memory_order_acquire);
-    nd__mutex_lock(m);
-    for (nd_ring **p = &live_rings; *p != NULL; p = &(*p)->live_next) {
-        if (*p == r) {
-            *p = r->live_next;
-            break;
-        }
-    }
-    r->live = 0;
-    nd__mutex_unlock(m);
-}
-
-void nd__ring_files_unused(void)
-{
-    /* no lock yet: no ring that holds files was ever opened */
-    nd_mutex *m = atomic_load_explicit(&live_lock, memory_order_acquire);
-    if (m == NULL)
-        return;
-    nd__mutex_lock(m);
-    for (nd_ring *r = live_rings; r != NULL; r = r->live_next)
-        r->vt->files_unused(r);
-    nd__mutex_unlock(m);
-}
+#include "ring_files.h"
 
 static int32_t ring_close(nd_object *obj)
 {
@@ -72,7 +20,7 @@ static int32_t ring_close(nd_object *obj)
 static void ring_destroy(nd_object *obj)
 {
     nd_ring *r = (nd_ring *)obj;
-    live_leave(r); /* before the backend goes: no one asks it to let go any more */
+    nd__ring_files_leave(r); /* before the backend goes: no one asks it to let go any more */
     if (r->vt != NULL)
         r->vt->free(r);
     nd__mutex_free(r->mu);
@@ -122,7 +70,7 @@ static int32_t nd_ring_open_impl(uint32_t depth, uint32_t flags, nd_handle *out_
     if (rc == ND_E_NOT_SUPPORTED)
         rc = nd__ring_threads_init(r);
     if (rc == ND_OK)
-        rc = live_join(r);
+        rc = nd__ring_files_join(r);
     if (rc == ND_OK)
         rc = nd__handle_new(ND_KIND_RING, &r->base, out_ring);
     if (rc != ND_OK)
@@ -152,37 +100,6 @@ static int32_t nd_ring_in_flight_impl(nd_handle ring)
     return rc;
 }
 
-static void free_slot(nd_ring *r, uint32_t index)
-{
-    nd__mutex_lock(r->mu);
-    r->ops[index].next = r->free_head;
-    r->free_head = index + 1;
-    nd__mutex_unlock(r->mu);
-    atomic_fetch_sub(&r->in_flight, 1);
-}
-
-/* Takes a free slot for a read: ND_E_BUSY when all are in flight,
- * ND_E_BAD_HANDLE when the ring is closing. */
-static int32_t take_slot(nd_ring *r, uint32_t *out_index)
-{
-    nd__mutex_lock(r->mu);
-    uint32_t index = r->free_head;
-    if (index != 0) {
-        r->free_head = r->ops[index - 1].next;
-        atomic_fetch_add(&r->in_flight, 1);
-    }
-    nd__mutex_unlock(r->mu);
-    if (index == 0)
-        return nd__fail(ND_E_BUSY, "all %u slots are in flight; reap first",
-                        r->depth);
-    if (atomic_load(&r->closing)) { /* lost a race with nd_close */
-        free_slot(r, index - 1);
-        return nd__fail(ND_E_BAD_HANDLE, "the ring is closing");
-    }
-    *out_index = index - 1;
-    return ND_OK;
-}
-
 /* Hands op `index` (its input already held by nd__input_begin_async) to the
  * backend; on failure drops the input and the slot. */
 static int32_t start_op(nd_ring *r, uint32_t index, nd_handle input, uint8_t *dst, int64_t len,
@@ -202,7 +119,7 @@ static int32_t start_op(nd_ring *r, uint32_t index, nd_handle input, uint8_t *ds
     int32_t rc = r->vt->start(r, index);
     if (rc != ND_OK) {
         nd__handle_put(input);
-        free_slot(r, index);
+        nd__ring_slot_free(r, index);
     }
     return rc;
 }
@@ -216,14 +133,14 @@ static int32_t nd_ring_submit_read_impl(nd_handle ring, nd_handle input, int64_t
     if (rc != ND_OK)
         return rc;
     /* the slot first: a full ring must refuse before a mapped read copies anything */
-    rc = take_slot(r, &index);
+    rc = nd__ring_slot_take(r, &index);
     if (rc == ND_OK) {
         nd_os_file fd;
         int64_t file_off = 0, result = 0;
         void *file = NULL;
         rc = nd__input_begin_async(input, offset, dst, len, &fd, &file_off, &result, &file);
         if (rc != ND_OK)
-            free_slot(r, index);
+            nd__ring_slot_free(r, index);
         else
             rc = start_op(r, index, input, dst, len, tag, fd, file, file_off, result);
     }
@@ -263,21 +180,6 @@ static int32_t nd_ring_event_fd_impl(nd_handle ring)
         rc = r->vt->event_fd(r);
     nd__handle_put(ring);
     return rc;
-}
-
-void nd__ring_complete(nd_ring *r, uint32_t index, uint64_t *tags, int64_t *results, int32_t n)
-{
-    nd_ring_op *op = &r->ops[index];
-    tags[n] = op->tag;
-    results[n] = op->result;
-    nd__handle_put(op->input);
-    free_slot(r, index);
-}
-
-void nd__ring_discard(nd_ring *r, uint32_t index)
-{
-    nd__handle_put(r->ops[index].input);
-    free_slot(r, index);
 }
 
 int32_t nd_ring_open(uint32_t depth, uint32_t flags, nd_handle *out_ring)

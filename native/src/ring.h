@@ -1,5 +1,6 @@
 /*
- * ring.h - what ring.c shares with the asynchronous backends
+ * ring.h - what ring.c, its slots (ring_slots.c) and its list of rings that
+ * hold files (ring_files.c) share with the asynchronous backends
  * (posix/ring_uring.c, posix/ring_threads.c, windows/ring_iocp.c).
  */
 #ifndef ND_RING_H
@@ -88,11 +89,16 @@ struct nd_ring {
     _Atomic int closing;
     const nd_ring_backend_ops *vt;
     void *impl;
-    /* the list of live rings with vt->files_unused (ring.c's live_rings) */
+    /* the list of live rings with vt->files_unused (ring_files.c) */
     nd_ring *live_next;
     int live;
 };
 
+/* ring_slots.c. Takes a free slot for a read: ND_E_BUSY when all are in
+ * flight, ND_E_BAD_HANDLE when the ring is closing. */
+int32_t nd__ring_slot_take(nd_ring *r, uint32_t *out_index);
+/* Gives a slot back (its read reported or dropped, or never started). */
+void nd__ring_slot_free(nd_ring *r, uint32_t index);
 /* Reports op `index` as done with op->result: stores it in tags/results at
  * position n, drops the input, frees the slot. */
 void nd__ring_complete(nd_ring *r, uint32_t index, uint64_t *tags, int64_t *results, int32_t n);

@@ -288,25 +288,6 @@ int32_t nd__os_truncate(nd_os_file f, const char *what, int64_t len)
     return ND_OK;
 }
 
-int nd__posix_full_fsync(int fd)
-{
-#if defined(__APPLE__)
-    /* fsync on macOS only reaches the drive's cache; F_FULLFSYNC flushes it.
-     * Some file systems (SMB, FUSE) refuse it: fall back to a barrier, then fsync. */
-    if (fcntl(fd, F_FULLFSYNC) == 0)
-        return 0;
-#  ifdef F_BARRIERFSYNC
-    if (fcntl(fd, F_BARRIERFSYNC) == 0)
-        return 0;
-#  endif
-#endif
-    int rc;
-    do
-        rc = ND_FAULT(ND_FAULT_FSYNC) ? -1 : fsync(fd);
-    while (rc != 0 && errno == EINTR);
-    return rc == 0 ? 0 : errno;
-}
-
 int32_t nd__os_fsync(nd_os_file f, const char *what)
 {
     int e = nd__posix_full_fsync((int)f);
@@ -375,7 +356,7 @@ int32_t nd__os_file_undirect(nd_os_file *f, const char *what)
  * 6.1) keep within a page, 64 KiB at most on any architecture; and from 6.1
  * they report it. So 64 KiB is a multiple of every real requirement met here,
  * and it is the cap the Windows side has too (windows/file.c). The buffers
- * follow whatever the alignment is (input.c, output.c); the cap keeps them,
+ * follow whatever the alignment is (file.c, cursor.c, output.c); the cap keeps them,
  * and every read that rounds out to it, small. */
 #define ND_GUESSED_ALIGN_MAX ((uint32_t)64 << 10)
 

@@ -20,6 +20,7 @@
 #if !defined(_GNU_SOURCE)
 #  define _GNU_SOURCE
 #endif
+#include "../file.h"
 #include "../ring.h"
 
 #ifdef ND_HAVE_LIBURING

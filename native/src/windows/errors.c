@@ -5,6 +5,7 @@
  * a code means something else (ERROR_LOCK_VIOLATION from LockFileEx: "held")
  * returns its own status after recording the message.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -82,4 +83,24 @@ void nd__os_error_text(int os_error, char *buf, size_t cap)
     size_t used = (size_t)m;
     if (used + 24 < cap)
         snprintf(buf + used, cap - used, " (Windows error %lu)", (unsigned long)(DWORD)os_error);
+}
+
+/* The errno a fault point injects (fault.h, the test build), as the Win32
+ * error the same failure would give, so the status table above maps it. */
+DWORD nd__win_error_from_errno(int e)
+{
+    switch (e) {
+    case ENOSPC: return ERROR_DISK_FULL;
+    case ENOENT: return ERROR_FILE_NOT_FOUND;
+    case EEXIST: return ERROR_FILE_EXISTS;
+    case EACCES:
+    case EPERM: return ERROR_ACCESS_DENIED;
+    case ENOMEM: return ERROR_NOT_ENOUGH_MEMORY;
+    case EMFILE:
+    case ENFILE: return ERROR_TOO_MANY_OPEN_FILES;
+    case EINVAL: return ERROR_INVALID_PARAMETER;
+    case EAGAIN: return ERROR_NO_SYSTEM_RESOURCES; /* a thread or memory short for now */
+    case ENOSYS: return ERROR_NOT_SUPPORTED;
+    default: return ERROR_IO_DEVICE;
+    }
 }

@@ -91,24 +91,6 @@ static DWORD transfer(HANDLE h, int write, void *buf, DWORD want, int64_t off, D
     return e;
 }
 
-DWORD nd__win_error_from_errno(int e)
-{
-    switch (e) {
-    case ENOSPC: return ERROR_DISK_FULL;
-    case ENOENT: return ERROR_FILE_NOT_FOUND;
-    case EEXIST: return ERROR_FILE_EXISTS;
-    case EACCES:
-    case EPERM: return ERROR_ACCESS_DENIED;
-    case ENOMEM: return ERROR_NOT_ENOUGH_MEMORY;
-    case EMFILE:
-    case ENFILE: return ERROR_TOO_MANY_OPEN_FILES;
-    case EINVAL: return ERROR_INVALID_PARAMETER;
-    case EAGAIN: return ERROR_NO_SYSTEM_RESOURCES; /* a thread or memory short for now */
-    case ENOSYS: return ERROR_NOT_SUPPORTED;
-    default: return ERROR_IO_DEVICE;
-    }
-}
-
 /* Checks that what we opened is a regular file: not a directory, not a
  * link or other reparse point (opened as itself, never followed), not a
  * device. Returns 0 or the Win32 error to report. */
@@ -436,7 +418,7 @@ void nd__os_advise(nd_os_file f, int64_t off, int64_t len, nd_advice advice)
 
 /* Sectors beyond 64 KiB are not taken as they are reported: no disk has them,
  * and 64 KiB is the most the POSIX side takes from st_blksize too
- * (posix/file.c). The buffers in input.c and output.c hold any alignment. */
+ * (posix/file.c). The buffers in file.c, cursor.c and output.c hold any alignment. */
 static int usable_sector(ULONG s)
 {
     return s >= 512 && s <= (64u << 10) && (s & (s - 1)) == 0;

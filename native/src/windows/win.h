@@ -50,7 +50,8 @@ char *nd__win_utf8(const wchar_t *wide, size_t len, DWORD *err);
 /* The full \\?\ path of `name` inside `dir`, malloc'd; NULL with *err. */
 wchar_t *nd__win_child_path(const nd_os_dir *dir, const char *name, DWORD *err);
 
-/* errno (from fault injection) -> the Win32 error the same failure would give. */
+/* errors.c: errno (from fault injection) -> the Win32 error the same failure
+ * would give. */
 DWORD nd__win_error_from_errno(int e);
 
 /* An OVERLAPPED that carries a file offset and nothing else. */
