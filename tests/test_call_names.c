@@ -109,6 +109,7 @@ ROW(nd_output_flush, stale) { return nd_output_flush(f->stale); }
 ROW(nd_output_seek, negative) { return nd_output_seek(f->out, -1); }
 ROW(nd_output_seek, wrong_kind) { return nd_output_seek(f->in, 0); }
 ROW(nd_output_strategy, stale) { return nd_output_strategy(f->stale); }
+ROW(nd_output_buffer_size, wrong_kind) { return nd_output_buffer_size(f->in); }
 ROW(nd_ring_open, zero_depth) { nd_handle h; (void)f; return nd_ring_open(0, 0, &h); }
 ROW(nd_ring_open, null_out) { (void)f; return nd_ring_open(4, 0, NULL); }
 ROW(nd_ring_backend, wrong_kind) { return nd_ring_backend(f->in); }
@@ -149,7 +150,7 @@ static const row rows[] = {
     R(nd_write_bytes, null_src), R(nd_write_bytes, wrong_kind), R(nd_write_byte, stale),
     R(nd_output_position, wrong_kind), R(nd_output_crc32, stale), R(nd_output_sync, wrong_kind), R(nd_output_flush, stale),
     R(nd_output_seek, negative), R(nd_output_seek, wrong_kind),
-    R(nd_output_strategy, stale), R(nd_ring_open, zero_depth), R(nd_ring_open, null_out),
+    R(nd_output_strategy, stale), R(nd_output_buffer_size, wrong_kind), R(nd_ring_open, zero_depth), R(nd_ring_open, null_out),
     R(nd_ring_backend, wrong_kind), R(nd_ring_submit_read, past_end),
     R(nd_ring_submit_read, stale_input), R(nd_read_cached, past_end), R(nd_ring_reap, stale),
     R(nd_ring_in_flight, wrong_kind), R(nd_ring_event_fd, wrong_kind), R(nd_ring_event_fd, stale),
@@ -564,9 +565,8 @@ static const scen scens[] = {
     S(nd_ring_event_fd, threads),
 };
 
-/* Calls defined in native/src/input.c that have no nd__in_call wrapper yet:
- * input.c is being rewritten elsewhere, and the lead converts it after the
- * merge. Their failures are printed, not counted; empty this list then. */
+/* Every scenario's call, made to fail at the nth OS call of each fault point
+ * it reaches: the message names that call first and no other. */
 static void every_injected_failure_names_its_call(void **state)
 {
     (void)state;

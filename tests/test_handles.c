@@ -11,7 +11,7 @@
 
 /* Every call that takes a handle, with harmless arguments; returns the
  * status (or count) it got. `which` selects the call. */
-enum { N_CALLS = 35 };
+enum { N_CALLS = 36 };
 
 /* A call that made a handle by mistake must not leak it into later cases. */
 static int64_t opened(int32_t rc, const nd_handle *made)
@@ -67,6 +67,7 @@ static int64_t call_with(int which, nd_handle h)
     case 32: return nd_input_prefetch(h, 0, 1);
     case 33: return nd_input_advise(h, ND_IO_RANDOM);
     case 34: return nd_ring_event_fd(h);
+    case 35: return nd_output_buffer_size(h);
     default: return ND_E_INVALID_ARGUMENT;
     }
 }
@@ -74,6 +75,8 @@ static int64_t call_with(int which, nd_handle h)
 /* The kind each call wants: 'd'irectory, 'i'nput, 'o'utput, 'r'ing. */
 static char kind_of_call(int which)
 {
+    if (which == 35)
+        return 'o';
     if (which >= 34) /* added after prefetch and advice */
         return 'r';
     if (which >= 32) /* added after the rings */
@@ -92,7 +95,7 @@ static const char *call_name(int which)
         "nd_output_crc32", "nd_output_strategy", "nd_output_sync", "nd_output_flush", "nd_output_seek",
         "nd_ring_backend", "nd_ring_in_flight",
         "nd_ring_reap", "nd_ring_submit_read", "nd_input_prefetch", "nd_input_advise",
-        "nd_ring_event_fd"};
+        "nd_ring_event_fd", "nd_output_buffer_size"};
     return names[which];
 }
 

@@ -523,6 +523,54 @@ static void require_direct_output_here(void **state)
     free(data);
 }
 
+/* nd_output_buffer_size is the one place an output's buffer size is chosen
+ * (bindings that collect small writes size their buffer with it): 64 KiB for
+ * a buffered output, growing with its file where the OS gains from large
+ * writes, never past 2 MiB; at least the 1 MiB staging buffer for a direct
+ * one; refused for what is not an output. */
+static void buffer_size_is_what_the_output_collects(void **state)
+{
+    tst_env *env = *state;
+    enum { LEN = 6 << 20, STEP = 64 << 10 };
+    uint8_t *data = malloc(LEN);
+    assert_non_null(data);
+    for (size_t i = 0; i < LEN; i++)
+        data[i] = (uint8_t)(i * 2654435761u >> 11);
+    nd_handle out, in;
+    assert_status(ND_OK, nd_create_output(env->dir, "buffered", 0, &out));
+    assert_int_equal(nd_output_strategy(out), ND_STRATEGY_BUFFERED);
+    assert_int_equal(nd_output_buffer_size(out), 64 << 10);
+    int64_t last = nd_output_buffer_size(out);
+    for (size_t at = 0; at < LEN; at += STEP) {
+        assert_status(STEP, nd_write_bytes(out, data + at, STEP));
+        int64_t now = nd_output_buffer_size(out);
+        assert_true(now >= last && now <= (2 << 20) && (now & (now - 1)) == 0);
+        last = now;
+    }
+#if defined(__linux__)
+    assert_int_equal(last, 2 << 20); /* grew with the file: large writes, large folios */
+#else
+    assert_int_equal(last, 64 << 10);
+#endif
+    assert_status(ND_OK, nd_close(out));
+    check_on_disk(env, "buffered", data, LEN);
+    if (direct_works(env)) {
+        assert_status(ND_OK, nd_create_output(env->dir, "direct", ND_IO_MERGE, &out));
+        assert_int_equal(nd_output_strategy(out), ND_STRATEGY_DIRECT);
+        int64_t size = nd_output_buffer_size(out);
+        assert_true(size >= (1 << 20) && size % 512 == 0);
+        assert_status(ND_OK, nd_close(out));
+    } else {
+        tst_loud_skip("a direct output's buffer size", "this file system refuses O_DIRECT");
+    }
+    assert_status(ND_OK, nd_open_input(env->dir, "buffered", 0, &in));
+    assert_status(ND_E_BAD_HANDLE, nd_output_buffer_size(in));
+    tst_assert_message_contains("nd_output_buffer_size: ", __FILE__, __LINE__);
+    assert_status(ND_OK, nd_close(in));
+    assert_status(ND_E_BAD_HANDLE, nd_output_buffer_size(out)); /* closed */
+    free(data);
+}
+
 #ifndef _WIN32
 /* POSIX only: Windows refuses to truncate a mapped file at all, so there the
  * same case is an error from nd_create_output, never a crash. */
@@ -748,6 +796,7 @@ int main(void)
 #ifndef _WIN32
         cmocka_unit_test_setup_teardown(the_next_output_reuses_the_buffers, tst_setup, tst_teardown),
 #endif
+        cmocka_unit_test_setup_teardown(buffer_size_is_what_the_output_collects, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(flush_hands_every_byte_to_the_os, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(seek_rewrites_like_a_file_stream, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(seek_model_across_large_pieces, tst_setup, tst_teardown),

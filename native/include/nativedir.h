@@ -350,6 +350,17 @@ ND_EXTERN int32_t nd_output_seek(nd_handle output, int64_t pos);
 ND_EXTERN int64_t nd_input_buffer_size(nd_handle input);
 
 /**
+ * The size in bytes (>= 1) of the buffer this output collects writes in now:
+ * 64 KiB for a buffered output (growing with its file on Linux, up to 2 MiB,
+ * so large files leave large page-cache folios), the staging buffer of a
+ * direct one (1 MiB, rounded up to the direct-I/O alignment). A binding that
+ * collects small writes in a buffer of its own sizes it with this at open: a
+ * full one is then one call that the library copies once or hands straight
+ * to the OS, and the choice is made in one place.
+ */
+ND_EXTERN int64_t nd_output_buffer_size(nd_handle output);
+
+/**
  * The rest of a cursor read, for a binding whose cursor reads a window of
  * nd_input_window and has run out of it: reads exactly `len` bytes at `pos`
  * into `dst` the way nd_read_buffered does (what the handle's cursor buffer

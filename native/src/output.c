@@ -413,6 +413,17 @@ static int32_t nd_output_strategy_impl(nd_handle output)
     return rc;
 }
 
+static int64_t nd_output_buffer_size_impl(nd_handle output)
+{
+    nd_output *o;
+    int32_t rc = enter(output, &o);
+    if (rc != ND_OK)
+        return rc;
+    int64_t cap = (int64_t)o->cap;
+    leave(output, o);
+    return cap;
+}
+
 static int32_t nd_output_sync_impl(nd_handle output)
 {
     nd_output *o;
@@ -637,4 +648,9 @@ int64_t nd_output_crc32(nd_handle output)
 int32_t nd_output_strategy(nd_handle output)
 {
     return (int32_t)nd__in_call("nd_output_strategy", nd_output_strategy_impl(output));
+}
+
+int64_t nd_output_buffer_size(nd_handle output)
+{
+    return nd__in_call("nd_output_buffer_size", nd_output_buffer_size_impl(output));
 }

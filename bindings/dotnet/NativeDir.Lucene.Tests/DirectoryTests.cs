@@ -42,6 +42,43 @@ namespace NativeDir.Lucene.Tests
             Assert.Throws<FileNotFoundException>(() => d.OpenInput("a.dat", IOContext.DEFAULT));
         }
 
+        public static TheoryData<string> Contexts => new() { "default", "readonce", "read", "flush", "merge" };
+
+        private static IOContext ContextNamed(string name) => name switch
+        {
+            "readonce" => IOContext.READ_ONCE,
+            "read" => IOContext.READ,
+            "flush" => new IOContext(new FlushInfo(10, 1 << 20)),
+            "merge" => new IOContext(new MergeInfo(1000, 64L << 20, false, 1)),
+            _ => IOContext.DEFAULT,
+        };
+
+        [Theory]
+        [MemberData(nameof(Contexts))]
+        public void DefaultBuffersAreTheLibrarysSizeInEveryContext(string ctxName)
+        {
+            // one number in one place: the default policy takes every buffer size from the
+            // library, for the flags it picks in each context
+            IOContext ctx = ContextNamed(ctxName);
+            var policy = new IoStrategyPolicy();
+            using var t = new TestDir("sizes");
+            using var d = new NativeFSDirectory(t.Path);
+            using var native = NativeDirectory.Open(t.Path);
+            byte[] data = Bytes(3 << 20, seed: 7);
+            using (var o = (NativeIndexOutput)d.CreateOutput("f.dat", ctx))
+            {
+                using NativeOutput same = native.CreateOutput("g.dat", policy.ForOutput(ctx));
+                Assert.Equal(same.BufferSize, o.BufferSize);
+                o.WriteBytes(data, 0, data.Length);
+            }
+            using var i = (NativeIndexInput)d.OpenInput("f.dat", ctx);
+            using NativeInput sameIn = native.OpenInput("f.dat", policy.ForInput("f.dat", ctx));
+            Assert.Equal(sameIn.BufferSize, i.BufferSize);
+            var back = new byte[data.Length];
+            i.ReadBytes(back, 0, back.Length);
+            Assert.Equal(data, back);
+        }
+
         [Fact]
         public void CreatesItsFolderOnFirstWriteAndRefusesBadNames()
         {

@@ -94,9 +94,10 @@ namespace NativeDir.Lucene
         /// shares.</summary>
         public virtual int InputBufferSize(IOContext context) => 0;
 
-        /// <summary>The managed buffer of an output: large for direct-I/O merges (fewer, bigger
-        /// aligned writes), 64 KiB otherwise.</summary>
-        public virtual int OutputBufferSize(IoOptions flags) =>
-            (flags & IoOptions.Merge) != 0 ? 1 << 20 : 64 * 1024;
+        /// <summary>The managed buffer of an output; 0 (the default) takes the library's size for
+        /// the output as created (<see cref="NativeOutput.BufferSize"/>: its buffer, or a direct
+        /// output's staging buffer, so each full managed buffer is one native call), the one
+        /// policy every binding shares.</summary>
+        public virtual int OutputBufferSize(IoOptions flags) => 0;
     }
 }

@@ -386,7 +386,8 @@ namespace NativeDir.Lucene
                 native.DeleteFile(name);
                 o = native.CreateOutput(name, flags);
             }
-            var output = new NativeIndexOutput(this, o, _policy.OutputBufferSize(flags));
+            int size = _policy.OutputBufferSize(flags);
+            var output = new NativeIndexOutput(this, o, size > 0 ? size : o.BufferSize);
             lock (_staleLock)
                 _stale[name] = output;
             return output;

@@ -42,6 +42,11 @@ namespace NativeDir.Lucene
             // the window is mapped on the first read, which tells the file (SharedFile.MapRead)
         }
 
+        /// <summary>The size of this input's managed buffer when it reads through one (an input that
+        /// is not mapped): <see cref="IoStrategyPolicy.InputBufferSize"/>, by default the library's
+        /// own size for the file as opened.</summary>
+        public int BufferSize => _bufferSize;
+
         /// <summary>How the file is read (mapped, buffered, direct or drop-behind).</summary>
         public IoStrategy Strategy => _file.Strategy;
 

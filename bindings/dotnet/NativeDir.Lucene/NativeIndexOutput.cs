@@ -27,7 +27,13 @@ namespace NativeDir.Lucene
             _dir = dir;
             _out = output;
             _buf = ArrayPool<byte>.Shared.Rent(bufferSize);
+            BufferSize = _buf.Length; // the pool may round a size up: then this much collects
         }
+
+        /// <summary>How many bytes collect in the managed buffer before they go to the library in
+        /// one call: <see cref="IoStrategyPolicy.OutputBufferSize"/>, by default the library's own
+        /// buffer size for the output (<see cref="NativeOutput.BufferSize"/>).</summary>
+        public int BufferSize { get; }
 
         /// <summary>The file name.</summary>
         public string Name => _out.Name;

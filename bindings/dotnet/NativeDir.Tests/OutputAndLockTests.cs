@@ -20,6 +20,30 @@ namespace NativeDir.Tests
         [Theory]
         [InlineData(IoOptions.None)]
         [InlineData(IoOptions.Merge)]
+        [InlineData(IoOptions.Sequential)]
+        public void SmallWritesCollectInABufferOfTheLibrarysSize(IoOptions options)
+        {
+            // one number in one place: the binding's buffer is whatever the library says
+            using NativeOutput o = _dir.CreateOutput("sized", options);
+            Assert.Equal(o.LibraryBufferSize(), o.BufferSize);
+            Assert.Equal(0, o.ManagedBufferLength); // nothing allocated before a small write
+            o.WriteByte(1);
+            Assert.Equal(o.BufferSize, o.ManagedBufferLength);
+            byte[] data = Data.Make(3 * o.BufferSize + 5, seed: 20);
+            o.Write(data.AsSpan(1, o.BufferSize)); // a whole buffer's worth: straight through
+            o.Write(data.AsSpan(1 + o.BufferSize));
+            Assert.Equal(data.Length, o.Position);
+            o.Dispose();
+            using NativeInput back = _dir.OpenInput("sized");
+            byte[] got = new byte[data.Length];
+            back.ReadBytes(0, got);
+            data[0] = 1;
+            Assert.True(data.AsSpan().SequenceEqual(got));
+        }
+
+        [Theory]
+        [InlineData(IoOptions.None)]
+        [InlineData(IoOptions.Merge)]
         public void FlushPutsEveryByteInTheFile(IoOptions options)
         {
             // Stream.Flush's promise: buffered bytes reach the file, so its length is the position

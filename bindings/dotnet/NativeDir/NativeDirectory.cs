@@ -254,7 +254,7 @@ namespace NativeDir
             Span<byte> n = Utf8.Encode(name, scratch, nameof(name));
             var h = new NdSafeHandle();
             OpenHandle(n, name, (uint)options, h, &Native.nd_create_output, nameof(options));
-            return new NativeOutput(h, name);
+            return NativeOutput.Wrap(h, name);
         }
 
         /// <summary>Runs a call that makes a new native handle for <paramref name="name"/> and gives

@@ -5,30 +5,66 @@ using Native = NativeDir.Interop.nativedir;
 namespace NativeDir
 {
     /// <summary>
-    /// A file open for writing front to back. One writer at a time. Small writes collect in an
-    /// 8 KiB managed buffer (a P/Invoke per byte would cost ~10x a buffered store); it reaches the
-    /// native library on <see cref="Flush"/>, <see cref="Sync"/>, <see cref="Checksum"/>,
-    /// <see cref="Seek"/>, when full, and on <see cref="Dispose"/>; <see cref="Flush"/> also
-    /// hands the library's own buffer to the OS.
+    /// A file open for writing front to back. One writer at a time. Small writes collect in a
+    /// managed buffer of <see cref="BufferSize"/> bytes (a P/Invoke per byte would cost ~10x a
+    /// buffered store), allocated on the first small write; it reaches the native library on
+    /// <see cref="Flush"/>, <see cref="Sync"/>, <see cref="Checksum"/>, <see cref="Seek"/>, when
+    /// full, and on <see cref="Dispose"/>; writes of a buffer's size or more go to the library in
+    /// one call. <see cref="Flush"/> also hands the library's own buffer to the OS.
     /// </summary>
     public sealed unsafe class NativeOutput : IDisposable
     {
-        private const int BufferSize = 8192;
-
         private readonly NdSafeHandle _h;
-        private readonly byte[] _buf = new byte[BufferSize];
+        private byte[]? _buf; // BufferSize bytes once a small write needs it
         private int _n;
         private long _flushed; // bytes handed to the native library
         private bool _disposed;
 
-        internal NativeOutput(NdSafeHandle h, string name)
+        private NativeOutput(NdSafeHandle h, string name, int bufferSize)
         {
             _h = h;
             Name = name;
+            BufferSize = bufferSize;
+        }
+
+        /// <summary>Wraps a newly created output, asking the library its buffer size; on failure
+        /// the handle is closed.</summary>
+        internal static NativeOutput Wrap(NdSafeHandle h, string name)
+        {
+            long size = Native.nd_output_buffer_size(h.Value); // fresh: no other thread has it yet
+            if (size < 0)
+            {
+                Exception e = Errors.For(size, name);
+                h.Dispose();
+                throw e;
+            }
+            return new NativeOutput(h, name, (int)size);
         }
 
         /// <summary>The file name.</summary>
         public string Name { get; }
+
+        /// <summary>The size of the library's buffer for this output when it was created (from its
+        /// strategy: nd_output_buffer_size): the managed buffer's size, and what a writer that
+        /// keeps a buffer of its own should use, so that each full buffer is one native call.</summary>
+        public int BufferSize { get; }
+
+        /// <summary>The managed buffer's length (0 until a small write needs it), for tests.</summary>
+        internal int ManagedBufferLength => _buf?.Length ?? 0;
+
+        /// <summary>The library's answer now, for tests.</summary>
+        internal long LibraryBufferSize()
+        {
+            long h = Enter();
+            try
+            {
+                return Native.nd_output_buffer_size(h);
+            }
+            finally
+            {
+                _h.Exit();
+            }
+        }
 
         /// <summary>Bytes written so far (the file's length once disposed); after
         /// <see cref="Seek"/>, where the next byte goes.</summary>
@@ -76,8 +112,8 @@ namespace NativeDir
         public void WriteByte(byte b)
         {
             int n = _n;
-            byte[] buf = _buf;
-            if ((uint)n < (uint)buf.Length)
+            byte[]? buf = _buf;
+            if (buf != null && (uint)n < (uint)buf.Length)
             {
                 buf[n] = b;
                 _n = n + 1;
@@ -90,27 +126,31 @@ namespace NativeDir
         private void WriteByteSlow(byte b)
         {
             HandOver();
-            _buf[0] = b;
+            Buffer()[0] = b;
             _n = 1;
         }
 
         /// <summary>Appends all of <paramref name="src"/>.</summary>
         public void Write(ReadOnlySpan<byte> src)
         {
-            if (src.Length <= _buf.Length - _n)
+            if (src.Length >= BufferSize)
             {
-                src.CopyTo(_buf.AsSpan(_n));
-                _n += src.Length;
+                // a buffer's worth or more: what is buffered first, then all of it in one call
+                HandOver();
+                WriteNative(src);
                 return;
             }
-            HandOver();
-            if (src.Length >= _buf.Length)
-                WriteNative(src);
-            else
-            {
-                src.CopyTo(_buf);
-                _n = src.Length;
-            }
+            if (src.Length > BufferSize - _n)
+                HandOver();
+            src.CopyTo(Buffer().AsSpan(_n));
+            _n += src.Length;
+        }
+
+        private byte[] Buffer()
+        {
+            if (_disposed)
+                throw Errors.Disposed(nameof(NativeOutput));
+            return _buf ??= new byte[BufferSize];
         }
 
         /// <summary>Appends all of <paramref name="src"/>.</summary>
@@ -173,7 +213,7 @@ namespace NativeDir
                 return;
             int n = _n;
             _n = 0; // a failed native write fails the output for good: never resend
-            WriteNative(_buf.AsSpan(0, n));
+            WriteNative(_buf.AsSpan(0, n)); // _n > 0: the buffer exists
         }
 
         private void WriteNative(ReadOnlySpan<byte> src)

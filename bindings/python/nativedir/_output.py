@@ -106,6 +106,19 @@ class Output(io.RawIOBase):
         return r
 
     @property
+    def buffer_size(self) -> int:
+        """The size of the library's buffer for this output (nd_output_buffer_size):
+        64 KiB for a buffered output (it grows with the file on Linux), the
+        staging buffer of a direct one. Wrap the output with
+        ``io.BufferedWriter(output, output.buffer_size)`` to collect small
+        writes: each full buffer is then one call the library copies once or
+        hands straight to the OS (io's default of 8 KiB makes eight)."""
+        r = lib.nd_output_buffer_size(self._handle())
+        if r < 0:
+            raise error(r)
+        return int(r)
+
+    @property
     def position(self) -> int:
         """Bytes written so far (the file's length once closed)."""
         r = lib.nd_output_position(self._handle())

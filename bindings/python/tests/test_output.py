@@ -53,6 +53,25 @@ def test_merge_output_keeps_logical_length(nd: nativedir.Directory, folder: Path
 
 
 @pytest.mark.parametrize("merge", [False, True])
+def test_buffer_size_is_the_librarys(nd: nativedir.Directory, folder: Path, merge: bool) -> None:
+    # one number in one place: what a BufferedWriter should collect is the library's answer
+    from nativedir._ffi import ffi, lib
+    raw = ffi.new("nd_handle *")
+    assert lib.nd_create_output(nd._handle(), b"raw", lib.ND_IO_MERGE if merge else 0, raw) == 0
+    try:
+        with nd.create_output("out", merge=merge) as out:
+            assert out.buffer_size == lib.nd_output_buffer_size(raw[0]) > 0
+            blob = pattern(3 * out.buffer_size + 5, seed=9)
+            with io.BufferedWriter(out, out.buffer_size) as w:
+                w.write(blob[:1])
+                w.write(blob[1:])
+            assert out.closed
+    finally:
+        lib.nd_close(raw[0])
+    assert (folder / "out").read_bytes() == blob
+
+
+@pytest.mark.parametrize("merge", [False, True])
 def test_flush_makes_every_byte_visible(nd: nativedir.Directory, folder: Path,
                                         merge: bool) -> None:
     # io's flush contract: the bytes reach the file, so its length is the position

@@ -12,7 +12,9 @@ import java.util.Objects;
 /**
  * A new file being written, append only, by one thread at a time.
  *
- * <p>Single bytes and small writes collect in a Java buffer that reaches the library in one call;
+ * <p>Single bytes and small writes collect in a direct buffer of {@link #bufferSize()} bytes (the
+ * library's own buffer size for this output, allocated on the first small write) that reaches the
+ * library in one call; writes of a buffer's size or more go to the library at once.
  * {@link #position()} counts them, and {@link #flush()}, {@link #crc32()}, {@link #sync()} and
  * {@link #close()} hand them over first, so a sync always covers every byte written before it.
  *
@@ -22,7 +24,6 @@ import java.util.Objects;
  */
 public final class NativeOutput implements Closeable, Flushable {
   private static final VarHandle HANDLE;
-  private static final int BUFFER = 8 << 10;
 
   static {
     try {
@@ -34,17 +35,45 @@ public final class NativeOutput implements Closeable, Flushable {
 
   private volatile long handle;
   private final String name;
+  private final int capacity;
   // direct: handing it to the library needs no pinning, so no GC ever waits on a buffered write
-  private final ByteBuffer buf = ByteBuffer.allocateDirect(BUFFER);
+  private ByteBuffer buf;
   private int used;
 
-  NativeOutput(long handle, String name) {
+  private NativeOutput(long handle, String name, int capacity) {
     this.handle = handle;
     this.name = name;
+    this.capacity = capacity;
   }
 
   static NativeOutput create(long dir, String name, IOFlag... flags) throws IOException {
-    return new NativeOutput(nativedir.nd_create_output(dir, name, IOFlag.bits(flags)), name);
+    long h = nativedir.nd_create_output(dir, name, IOFlag.bits(flags));
+    long size;
+    try {
+      size = nativedir.nd_output_buffer_size(h);
+    } catch (IOException e) {
+      try {
+        nativedir.nd_close(h);
+      } catch (IOException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw e;
+    }
+    return new NativeOutput(h, name, (int) size);
+  }
+
+  /**
+   * The size of the library's buffer for this output when it was created (nd_output_buffer_size,
+   * from its strategy): this object's buffer size, and what a writer that keeps a buffer of its
+   * own should use, so that each full buffer is one native call.
+   */
+  public int bufferSize() {
+    return capacity;
+  }
+
+  private ByteBuffer buffer() {
+    ByteBuffer b = buf;
+    return b != null ? b : (buf = ByteBuffer.allocateDirect(capacity));
   }
 
   private long handle() {
@@ -67,29 +96,28 @@ public final class NativeOutput implements Closeable, Flushable {
 
   /** Appends one byte (the low 8 bits of {@code b}). */
   public void writeByte(int b) throws IOException {
-    if (used == BUFFER) {
+    if (used == capacity) {
       flushBuffer();
     }
     handle();
-    buf.put(used++, (byte) b);
+    buffer().put(used++, (byte) b);
   }
 
   /** Appends {@code src[off, off+len)}. */
   public void write(byte[] src, int off, int len) throws IOException {
     Objects.checkFromIndexSize(off, len, src.length);
     long h = handle();
-    if (len <= BUFFER - used) {
-      buf.put(used, src, off, len);
-      used += len;
+    if (len >= capacity) {
+      // a buffer's worth or more: what is buffered first, then all of it in one call
+      flushBuffer();
+      nativedir.nd_write_from_array(h, src, off, len);
       return;
     }
-    flushBuffer();
-    if (len < BUFFER) {
-      buf.put(0, src, off, len);
-      used = len;
-    } else {
-      nativedir.nd_write_from_array(h, src, off, len);
+    if (len > capacity - used) {
+      flushBuffer();
     }
+    buffer().put(used, src, off, len);
+    used += len;
   }
 
   /** Appends all of {@code src}. */
@@ -103,7 +131,7 @@ public final class NativeOutput implements Closeable, Flushable {
     int p = src.position();
     if (src.hasArray()) {
       write(src.array(), src.arrayOffset() + p, len);
-    } else if (src.isDirect() && len >= BUFFER) {
+    } else if (src.isDirect() && len >= capacity) {
       long h = handle();
       flushBuffer();
       nativedir.nd_write_from_buffer(h, src, p, len);
@@ -111,11 +139,11 @@ public final class NativeOutput implements Closeable, Flushable {
       // read-only heap buffers have no array; small direct ones are cheaper to copy here
       handle();
       while (src.hasRemaining()) {
-        if (used == BUFFER) {
+        if (used == capacity) {
           flushBuffer();
         }
-        int n = Math.min(src.remaining(), BUFFER - used);
-        buf.put(used, src, src.position(), n);
+        int n = Math.min(src.remaining(), capacity - used);
+        buffer().put(used, src, src.position(), n);
         src.position(src.position() + n);
         used += n;
       }
