@@ -1,5 +1,5 @@
 /*
- * probe_cached_read.c - what a cached read that must not block costs against
+ * cached_read.c - what a cached read that must not block costs against
  * one that may (the question behind the .NET ReadAsync row's margin:
  * nd_read_cached is one preadv2(RWF_NOWAIT), FileStream.Read one pread;
  * docs/benchmarks.md).

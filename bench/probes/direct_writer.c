@@ -1,5 +1,5 @@
 /*
- * probe_direct_writer.c - which way of keeping an O_DIRECT write in flight
+ * direct_writer.c - which way of keeping an O_DIRECT write in flight
  * lets a writer's CPU work overlap the device (the design question behind
  * native/src/posix/writer.c; docs/benchmarks.md, "Direct writes").
  *

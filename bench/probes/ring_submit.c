@@ -1,5 +1,5 @@
 /*
- * probe_ring_submit.c - how a burst of reads should be sent to io_uring (the
+ * ring_submit.c - how a burst of reads should be sent to io_uring (the
  * design question behind submit_batch in native/src/posix/ring_uring.c;
  * docs/design.md, "Asynchronous reads").
  *
