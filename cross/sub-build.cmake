@@ -4,7 +4,7 @@
 #   -DPLATFORM=win64|arm64  -DSOURCE=<project root>  -DWORK=<this target's dir>
 #   -DTOOLCHAIN=<file>  -DTRIPLET=<gcc prefix>  -DEMULATOR=<program it runs under>
 #   -DRUNTIME=<dir for the shipped library>  -DOUT=<tests file>  -DJOBS=<n>
-#   -DC_SUITE=ON|OFF (build tests/ too)
+#   -DC_SUITE=ON|OFF (build tests/ too)  -DWERROR=ON|OFF (C warnings are errors)
 #   -DJNI_SOURCE=<SWIG's JNI glue> -DJNI_INCLUDE=<jni.h dir;jni_md.h dir> -DJNI_OUT=<dir>
 #     (optional: also build the JNI library for nativedir.jar and copy it to JNI_OUT)
 #
@@ -124,7 +124,8 @@ set(configure_args -S ${SOURCE} -B ${bin} -G "Unix Makefiles" -DCMAKE_TOOLCHAIN_
     -DZLIB_LIBRARY=${zlib_lib} -DZLIB_INCLUDE_DIR=${deps}/include
     -DND_LIBDEFLATE_STATIC=${deps}/lib/${deflate_a} -DND_LIBDEFLATE_INCLUDE=${deps}/include
     -DND_BUILD_CROSS=ON -DND_BUILD_DOTNET=ON -DND_BUILD_JAVA=OFF -DND_BUILD_PYTHON=OFF
-    -DND_BUILD_BENCH=OFF -DND_BUILD_SANITIZED_TESTS=OFF -DND_BUILD_TESTS=${C_SUITE})
+    -DND_BUILD_BENCH=OFF -DND_BUILD_SANITIZED_TESTS=OFF -DND_BUILD_TESTS=${C_SUITE}
+    -DND_WERROR=${WERROR})
 if(JNI_SOURCE)
   # one -D per folder: a list would split into two arguments on the command line
   list(GET JNI_INCLUDE 0 jni_h_dir)

@@ -7,7 +7,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh || exit 1
-cmake -S . -B build/test -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" || exit 1
+cmake -S . -B build/test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DND_WERROR=ON "$@" || exit 1
 built=0
 cmake --build build/test -j"$(nproc)" -- -k || built=$?
 ctest --test-dir build/test --output-on-failure -j"$(nproc)" --timeout 1500
