@@ -31,7 +31,7 @@ import java.util.stream.Stream;
  *
  * <pre>java -cp nativedir.jar:nativedir-bench.jar io.nativedir.bench.JavaBench
  *     --out DIR [--dir SCRATCH_PARENT] [--mib 64] [--runs 15] [--random 100000] [--quick]
- *     [--only GROUP]</pre>
+ *     [--only GROUP]</pre> (--only Ring: the two ring groups of RingBench alone)
  */
 public final class JavaBench {
   private static final int CHUNK = 64 << 10; // as the C suite: sequential chunk
@@ -47,6 +47,7 @@ public final class JavaBench {
   private final long byteSum;
   private final long randomSum;
   private final List<Row> rows = new ArrayList<>();
+  private List<String> ringRows = List.of(); // RingBench's, already in the JSON format
   private String only; // --only GROUP: measure one group (for investigating it)
 
   private JavaBench(Path dir, long size, int runs, int randomReads, byte[] data) {
@@ -560,7 +561,10 @@ public final class JavaBench {
           .append(", \"target\": ").append(json(r.target == null ? null : r.target + " (per-round)"))
           .append(", \"met\": ").append(r.met == null ? "null" : r.met.toString())
           .append(", \"alloc_bytes\": null, \"note\": ").append(json(r.note)).append('}')
-          .append(i + 1 < rows.size() ? ",\n" : "\n");
+          .append(i + 1 < rows.size() || !ringRows.isEmpty() ? ",\n" : "\n");
+    }
+    for (int i = 0; i < ringRows.size(); i++) {
+      b.append("   ").append(ringRows.get(i)).append(i + 1 < ringRows.size() ? ",\n" : "\n");
     }
     b.append(" ]}\n");
     Files.createDirectories(out.getParent());
@@ -574,6 +578,7 @@ public final class JavaBench {
     int runs = 15;
     int random = 100_000;
     String only = null;
+    boolean quick = false;
     String host = System.getProperty("os.name") + " " + System.getProperty("os.version") + " "
         + System.getProperty("os.arch");
     for (int i = 0; i < args.length; i++) {
@@ -585,7 +590,7 @@ public final class JavaBench {
         case "--random": random = Integer.parseInt(args[++i]); break;
         case "--host": host = args[++i]; break;
         case "--only": only = args[++i]; break;
-        case "--quick": mib = 8; runs = 3; random = 5000; break;
+        case "--quick": mib = 8; runs = 3; random = 5000; quick = true; break;
         default: throw new IllegalArgumentException("unknown argument " + args[i]);
       }
     }
@@ -605,7 +610,12 @@ public final class JavaBench {
       try (NativeDirectory nd = NativeDirectory.open(scratch);
            FileChannel ch = FileChannel.open(scratch.resolve("data"), StandardOpenOption.READ)) {
         MappedByteBuffer mbb = ch.map(FileChannel.MapMode.READ_ONLY, 0, size);
-        b.benchmarks(nd, ch, mbb);
+        if (only == null || !only.startsWith("Ring")) {
+          b.benchmarks(nd, ch, mbb);
+        }
+      }
+      if (only == null || only.startsWith("Ring")) {
+        b.ringRows = RingBench.run(scratch, quick);
       }
       b.write(out.resolve("java.json"), host);
       System.out.println("wrote " + out.resolve("java.json"));
