@@ -57,7 +57,7 @@ typedef struct {
     const char *group;
     char name[96];
     char baseline[96];   /* "" when this row is its group's baseline */
-    char target[64];     /* "" when the issue sets no target */
+    char target[64];     /* "" when the row has no target */
     char note[240];
     double ms[BENCH_MAX_RUNS];
     double cached[BENCH_MAX_RUNS]; /* % of the file in the page cache after the run */
@@ -169,9 +169,9 @@ void bench_concurrent_targets(void); /* its scaling targets, once every ratio is
 void bench_buffer_sweep(bench *b);
 void bench_ring(bench *b);       /* ring.c: RingRandomQD32 */
 void bench_ring_targets(void);   /* its targets, once every ratio is known */
-void bench_prefetch(bench *b);   /* prefetch.c: ColdPrefetch, LargerThanMemory (issue 18) */
+void bench_prefetch(bench *b);   /* prefetch.c: ColdPrefetch, LargerThanMemory */
 void bench_prefetch_targets(void);
-void bench_fresh_map(bench *b);  /* fresh_map.c: FreshMapScan (issue 19) */
+void bench_fresh_map(bench *b);  /* fresh_map.c: FreshMapScan */
 void bench_fresh_map_targets(void);
 
 /* ring.c: fio's rate for `count` 4 KiB O_DIRECT random reads of `path` at

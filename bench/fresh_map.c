@@ -1,5 +1,5 @@
 /*
- * fresh_map.c - FreshMapScan (issue 19): a file written through nativedir's
+ * fresh_map.c - FreshMapScan: a file written through nativedir's
  * buffered output in an application's usual small pieces, then opened mapped
  * and scanned once, against memcpy of the same bytes from memory. Lucene maps
  * every segment file right after writing it, so this is paid on every flush.

@@ -159,7 +159,7 @@ static void prepare(bench *b)
     nd_check(nd_open_dir(b->work, 0, &b->nd_dir), "nd_open_dir");
 }
 
-/* The targets, decided once every ratio is known. */
+/* The targets, decided once every ratio is known. */
 static void apply_targets(void)
 {
     static const struct {

@@ -1,5 +1,5 @@
 /*
- * prefetch.c - issue 18: reads of an index that is not in memory.
+ * prefetch.c - reads of an index that is not in memory.
  *
  * ColdPrefetch: 4-16 KiB blocks at random 4 KiB-aligned offsets of a file
  * (512 MiB by default, --prefetch-mib) that is evicted from the page cache

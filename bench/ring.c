@@ -1,5 +1,5 @@
 /*
- * ring.c - RingRandomQD32 (issue 8): 4 KiB reads at uniformly random 4 KiB-
+ * ring.c - RingRandomQD32: 4 KiB reads at uniformly random 4 KiB-
  * aligned offsets of a file read with O_DIRECT, so every read reaches the
  * device and none is served from the page cache. Rows, all on the same file
  * in the same run, interleaved round by round:
@@ -688,7 +688,7 @@ void bench_ring_targets(void)
                  "; the device limit is MISSING (fio not installed): target not met");
     row *plain = bench_find("RingRandomQD32", FIO_ROW);
     len = strlen(r->note);
-    if (plain != NULL && plain->median > 0) /* the figure issue 8 set its target on */
+    if (plain != NULL && plain->median > 0) /* the device's limit as fio reaches it unaided */
         snprintf(r->note + len, sizeof(r->note) - len, "; vs plain fio (no registration): %.3f",
                  r->median / plain->median);
     /* ">= 3x pread" asks as much of the device as of the ring: where fio

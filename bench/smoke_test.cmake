@@ -143,7 +143,7 @@ foreach(label buffered mapped)
     message(FATAL_ERROR "c.json: random (${label}) on one CPU: ${pinned} pinned rows, target '${target}'")
   endif()
 endforeach()
-# ColdPrefetch (issue 18): the cold and warm pairs with their targets, and fio's
+# ColdPrefetch: the cold and warm pairs with their targets, and fio's
 # QD32 rate beside them. LargerThanMemory needs a memory cgroup: where it could
 # not make one nd_bench said so loudly and the group is absent; present, it
 # must have its buffered baseline.
@@ -167,7 +167,7 @@ foreach(want IN LISTS prefetch_rows)
     message(FATAL_ERROR "c.json: ColdPrefetch has no row '${want}' (is fio installed?)")
   endif()
 endforeach()
-# PrefetchResident (issue 18): a resident prefetch's cost per call, mapped and
+# PrefetchResident: a resident prefetch's cost per call, mapped and
 # buffered, in ns/call with its target, beside the floor of any call.
 set(resident_rows "nd_input_length (any call's floor: a handle look-up)"
     "mapped, prefetch of a resident block" "buffered, prefetch of a resident block")

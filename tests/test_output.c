@@ -27,7 +27,7 @@ static const uint32_t out_flags[] = {0, ND_IO_SEQUENTIAL, ND_IO_MERGE, ND_IO_MER
 static const uint32_t in_flags[] = {0, ND_IO_RANDOM, ND_IO_SEQUENTIAL, ND_IO_MMAP,
                                     ND_IO_MMAP | ND_IO_PRELOAD, ND_IO_MERGE};
 #define N_IN (sizeof(in_flags) / sizeof(in_flags[0]))
-/* the issue's sizes, and the exact buffer sizes (64 KiB buffered, 1 MiB direct) */
+/* sizes that cross every edge, and the exact buffer sizes (64 KiB buffered, 1 MiB direct) */
 static const size_t sizes[] = {0, 1, 511, 4097, (1u << 20) + 3, 65536, 1u << 20};
 #define N_SIZES (sizeof(sizes) / sizeof(sizes[0]))
 
@@ -326,7 +326,7 @@ static void seek_rewrites_like_a_file_stream(void **state)
     seek_model(*state, 3u << 20, (1u << 20) + 7, 40, 6);
 }
 
-/* The same across buffered outputs' large pieces (2 MiB on Linux, issue 19): calls of 1 B to
+/* The same across buffered outputs' large pieces (2 MiB on Linux): calls of 1 B to
  * 3 MiB on files of up to 9 MiB, where buffers grow, write on their grid and get moved off it. */
 static void seek_model_across_large_pieces(void **state)
 {

@@ -1,5 +1,5 @@
 /*
- * test_write_pieces.c - the pieces a buffered output hands the OS (issue 19).
+ * test_write_pieces.c - the pieces a buffered output hands the OS.
  *
  * On Linux the page cache makes its folios as large as each write allows, and
  * a fresh mapping faults a 2 MiB folio in with one PMD where 64 KiB folios

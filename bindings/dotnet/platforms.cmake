@@ -1,4 +1,4 @@
-# The .NET suites on every RID the NativeDir package ships (issue 15), from the PACKAGES: each test
+# The .NET suites on every RID the NativeDir package ships, from the PACKAGES: each test
 # project is published as a user publishes an application (RID-specific, self-contained, the
 # NativeDir and NativeDir.Lucene packages restored from the built feed) once per RID, and each
 # suite runs once per RID: natively on linux-x64, under Wine on win-x64, under qemu-user on

@@ -457,7 +457,7 @@ class Bench:
                 view.release()
 
         # (who, label, clone source, work maker, note, prepare, target): the
-        # target is the for reads big enough that the copy, not the
+        # target holds for reads big enough that the copy, not the
         # GIL hand-over between calls, is the work; short random reads show
         # how CPython's GIL hand-over costs, beside the same reads by os.preadv
         cases = (

@@ -61,7 +61,7 @@ static int32_t still_failed(nd_output *o)
                     nd_status_name(o->failed));
 }
 
-/* Large page-cache folios (os.h, ND_OS_LARGE_WRITE; issue 19): a buffered
+/* Large page-cache folios (os.h, ND_OS_LARGE_WRITE): a buffered
  * output's pieces are written where they fill whole folios of up to 2 MiB, so
  * that a fresh mapping of the file faults each 2 MiB in at once (7-13x faster
  * than the 64 KiB folios 64 KiB writes leave). Two rules, both on a buffer
@@ -285,7 +285,7 @@ static void leave(nd_handle h, nd_output *o)
  * each over a 1 MiB write, the CRC pushed the start of the source out of a
  * 1 MiB L2 before the copy came back to it: a 64 MiB direct output written in
  * 1 MiB calls (a Lucene merge's) took 1.53x the raw device time against 1.21x
- * in 64 KiB calls (nd_bench WriteSync, issue 19). */
+ * in 64 KiB calls (nd_bench WriteSync). */
 #define CRC_COPY_PIECE ((size_t)64 << 10)
 
 /* The CRC-32 of zlib and gzip (and so of Lucene's CodecUtil footers).

@@ -3,7 +3,7 @@ using System;
 namespace NativeDir.Benchmarks
 {
     /// <summary>How a benchmark appears in the shared results table: its row name, the row it is
-    /// compared to, and the target. Program writes these beside BenchmarkDotNet's JSON;
+    /// compared to, and its target. Program writes these beside BenchmarkDotNet's JSON;
     /// bench/suites.d/dotnet.sh merges the two into dotnet.json.</summary>
     [AttributeUsage(AttributeTargets.Method)]
     public sealed class RowAttribute : Attribute

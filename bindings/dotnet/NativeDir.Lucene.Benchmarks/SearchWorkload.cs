@@ -17,7 +17,7 @@ namespace NativeDir.Lucene.Benchmarks
 {
     /// <summary>
     /// Indexing and parallel search on the SDK documentation corpus: many queries through
-    /// Parallel.For over one IndexReader/IndexSearcher, as in the report of Lucene.NET issue #1151.
+    /// Parallel.For over one IndexReader/IndexSearcher, as in the report of apache/lucenenet#1151.
     /// </summary>
     internal static class SearchWorkload
     {

@@ -12,7 +12,7 @@ using LuceneDirectory = Lucene.Net.Store.Directory;
 namespace NativeDir.Lucene.Tests
 {
     /// <summary>
-    /// The contracts Lucene.NET's own tests hold a directory to (issue 14, defects 8-11), each
+    /// The contracts Lucene.NET's own tests hold a directory to, each
     /// checked on NativeFSDirectory side by side with Lucene.NET's own FSDirectory kinds, so a
     /// test states what Lucene's directories do rather than what ours happens to do.
     /// </summary>
@@ -56,7 +56,7 @@ namespace NativeDir.Lucene.Tests
             return ~c;
         }
 
-        // ---- defect 8: IndexOutput.Flush "forces any buffered output to be written" ----
+        // ---- IndexOutput.Flush "forces any buffered output to be written" ----
 
         [Theory]
         [MemberData(nameof(Kinds))]
@@ -115,7 +115,7 @@ namespace NativeDir.Lucene.Tests
             }
         }
 
-        // ---- defect 9: a directory on a missing folder creates it on the first write ----
+        // ---- a directory on a missing folder creates it on the first write ----
 
         [Theory]
         [MemberData(nameof(Kinds))]
@@ -184,7 +184,7 @@ namespace NativeDir.Lucene.Tests
             }
         }
 
-        // ---- defect 10: the deprecated IndexOutput.Seek, as FSDirectory's outputs do it ----
+        // ---- the deprecated IndexOutput.Seek, as FSDirectory's outputs do it ----
 
         [Theory]
         [MemberData(nameof(Kinds))]
@@ -238,7 +238,7 @@ namespace NativeDir.Lucene.Tests
             Assert.True(want.AsSpan().SequenceEqual(File.ReadAllBytes(Path.Combine(t.Path, "f"))));
         }
 
-        // ---- defect 11: created by name, as Lucene.NET's tools create an FSDirectory ----
+        // ---- created by name, as Lucene.NET's tools create an FSDirectory ----
 
         [Fact]
         public void CommandLineUtilCreatesItByType()

@@ -16,8 +16,8 @@ using Xunit;
 namespace NativeDir.Lucene.Tests
 {
     /// <summary>
-    /// The file-system behaviour Lucene.NET relies on and Windows gives differently from POSIX
-    /// (issue 15), asserted the same way on every platform the package ships for: these run on
+    /// The file-system behaviour Lucene.NET relies on and Windows gives differently from POSIX,
+    /// asserted the same way on every platform the package ships for: these run on
     /// linux-x64, under Wine (win-x64) and under qemu-user (linux-arm64).
     /// <list type="bullet">
     /// <item>IndexWriter deletes merged-away segment files while an older reader still has them

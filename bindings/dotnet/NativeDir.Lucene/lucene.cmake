@@ -1,4 +1,4 @@
-# NativeDir.Lucene (issue 4): the Lucene.NET directory, its tests, its package and its benchmark.
+# NativeDir.Lucene: the Lucene.NET directory, its tests, its package and its benchmark.
 # Included by bindings/dotnet/CMakeLists.txt, so ND_DOTNET, ND_DOTNET_PROPS, ND_DOTNET_CONFIG,
 # ND_DOTNET_FEED, ND_DOTNET_NUPKG and SRC are set. Every dotnet step here runs after the NativeDir
 # build and pack have finished: two dotnet processes building NativeDir at once would race on its
@@ -70,7 +70,7 @@ foreach(pkg NativeDir NativeDir.Lucene)
             -P ${SRC}/check_nupkg_metadata.cmake)
 endforeach()
 
-# Lucene.NET itself under NativeAOT (issue 15): a small application on NativeFSDirectory (index,
+# Lucene.NET itself under NativeAOT: a small application on NativeFSDirectory (index,
 # commit, search, reopen, merge) published once with PublishAot and run once. Lucene.NET's
 # reflection-built codecs and attributes need its assemblies rooted (see README.md, "NativeAOT");
 # its own trim warnings are reported, any from NativeDir or NativeDir.Lucene fails the test.
