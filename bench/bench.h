@@ -120,6 +120,8 @@ double bench_judged_ratio(const row *r);
 /* sets r's target to "<= limit" on bench_judged_ratio and whether it was met */
 void bench_target_ratio(row *r, double limit);
 void bench_print_table(const bench *b);
+/* every row that missed its target, with its and its baselines' figures round by round */
+void bench_print_misses(void);
 int bench_write_json(const bench *b, const char *path);
 row *bench_find(const char *group, const char *name);
 
@@ -181,6 +183,9 @@ typedef struct {
     double iops, total_ios, cpu_ms;
 } fio_result;
 int bench_fio_randread(const char *path, int count, char *engine, size_t cap, fio_result *res);
+/* ring.c: runs fio with `job` (its options, NULL-terminated) and JSON output;
+ * 0 and *res, or -1 without fio or when it fails */
+int bench_fio_job(const char *const *job, fio_result *res);
 
 /* sys.c: fills speed[0..max) with each CPU's speed at a fixed spin loop,
  * relative to the fastest (0 for CPUs this process may not run on); returns

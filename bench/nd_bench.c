@@ -340,6 +340,7 @@ int main(int argc, char **argv)
     bench_finish_ratios();
     apply_targets();
     bench_print_table(b);
+    bench_print_misses();
     char path[4200];
     snprintf(path, sizeof(path), "%s/c.json", b->out_dir);
     if (bench_write_json(b, path) != 0)

@@ -269,6 +269,50 @@ void bench_print_table(const bench *b)
     fflush(stdout);
 }
 
+static void print_rounds(const char *label, const row *r)
+{
+    printf("      %-26.26s", label);
+    for (int k = 0; k < r->n; k++)
+        printf(" %.4g", r->ms[k]);
+    printf("\n");
+}
+
+void bench_print_misses(void)
+{
+    int header = 0;
+    for (int i = 0; i < nrows; i++) {
+        const row *r = &rows[i];
+        if (r->met != 0)
+            continue;
+        if (!header)
+            printf("\nMissed targets, round by round (so that a miss says why):\n");
+        header = 1;
+        printf("  %s / %s: target %s\n", r->group, r->name, r->target);
+        print_rounds("this row", r);
+        const row *base = r->baseline[0] ? bench_find(r->group, r->baseline) : NULL;
+        const row *also = r->also[0] ? bench_find(r->group, r->also) : NULL;
+        for (int w = 0; w < 2; w++) {
+            const row *o = w == 0 ? base : also;
+            if (o == NULL)
+                continue;
+            print_rounds(o->name, o);
+            if (o->n != r->n)
+                continue;
+            printf("      %-26.26s", w == 0 ? "ratio to the baseline" : "ratio to the second");
+            for (int k = 0; k < r->n; k++)
+                printf(" %.3f", o->ms[k] > 0 ? r->ms[k] / o->ms[k] : 0);
+            printf("\n");
+        }
+        if (r->n > 0 && r->cpu[0] > 0) {
+            printf("      %-26.26s", "CPU time, this row");
+            for (int k = 0; k < r->n; k++)
+                printf(" %.4g", r->cpu[k]);
+            printf("\n");
+        }
+    }
+    fflush(stdout);
+}
+
 static void json_str(FILE *f, const char *s)
 {
     fputc('"', f);
@@ -356,7 +400,14 @@ int bench_write_json(const bench *b, const char *path)
         json_num(f, r->cpu_median);
         fputs(", \"cpu_ratio\": ", f);
         json_num(f, r->baseline[0] ? r->cpu_ratio : NOT_SET);
-        fputs(", \"target\": ", f);
+        /* each round's figure (a rate, a time or ns per call, as the median), so
+         * that a missed target can show how its rounds went (runner.py) */
+        fputs(", \"rounds\": [", f);
+        for (int k = 0; k < r->n; k++) {
+            fputs(k > 0 ? ", " : "", f);
+            json_num(f, r->ms[k]);
+        }
+        fputs("], \"target\": ", f);
         json_str_or_null(f, r->target);
         fprintf(f, ", \"met\": %s, \"alloc_bytes\": null, \"cached_pct\": ",
                 r->met < 0 ? "null" : r->met ? "true" : "false");

@@ -183,25 +183,19 @@ static double json_number_after(const char *text, const char *key)
     return end == p ? -1 : v;
 }
 
-/* Runs fio once with `engine` on `path`; 0 and *res on success, -1 if fio
- * failed or printed no read IOPS. */
-static int run_fio_once(const char *path, const char *engine, int registered, int count,
-                        fio_result *res)
+/* Runs fio with `job` (its job options, NULL-terminated) and JSON output;
+ * 0 and *res on success, -1 if fio failed or printed no read IOPS. */
+int bench_fio_job(const char *const *job, fio_result *res)
 {
-    char a_file[4300], a_engine[64], a_ios[64];
-    snprintf(a_file, sizeof(a_file), "--filename=%s", path);
-    snprintf(a_engine, sizeof(a_engine), "--ioengine=%s", engine);
-    snprintf(a_ios, sizeof(a_ios), "--number_ios=%d", count);
-    /* the same work as the ring rows: count 4 KiB direct reads at random
-     * 4 KiB-aligned offsets of the whole file, 32 in flight; the offsets may
-     * repeat (norandommap) as ours do; the same seed every run, as ours */
-    char *argv[] = {R.fio, "--name=nd-ring-limit", a_file, "--readonly", "--rw=randread",
-                    "--bs=4k", "--direct=1", "--iodepth=32", a_engine, a_ios,
-                    "--norandommap", "--randrepeat=1", "--output-format=json", NULL, NULL};
-    /* registered files, as the ring's io_uring backend uses them; no fixed
-     * buffers (the ring reads into the caller's memory) and no SQ polling */
-    if (registered)
-        argv[13] = "--registerfiles=1";
+    if (R.fio[0] == '\0' && !find_fio())
+        return -1;
+    const char *argv[48];
+    int n = 0;
+    argv[n++] = R.fio;
+    for (; job[n - 1] != NULL && n < 46; n++)
+        argv[n] = job[n - 1];
+    argv[n++] = "--output-format=json";
+    argv[n] = NULL;
     int fds[2];
     if (pipe(fds) != 0)
         die("pipe: %s", strerror(errno));
@@ -212,11 +206,11 @@ static int run_fio_once(const char *path, const char *engine, int registered, in
     posix_spawn_file_actions_addclose(&fa, fds[1]);
     extern char **environ;
     pid_t pid;
-    int rc = posix_spawn(&pid, R.fio, &fa, NULL, argv, environ);
+    int rc = posix_spawn(&pid, R.fio, &fa, NULL, (char *const *)argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     close(fds[1]);
     if (rc != 0)
-        die("RingRandomQD32: cannot start %s: %s", R.fio, strerror(rc));
+        die("cannot start %s: %s", R.fio, strerror(rc));
     size_t cap = 1 << 16, len = 0;
     char *out = malloc(cap);
     for (;;) {
@@ -253,6 +247,27 @@ static int run_fio_once(const char *path, const char *engine, int registered, in
     if (read_obj == NULL || res->iops <= 0 || res->total_ios <= 0)
         return -1;
     return 0;
+}
+
+/* Runs fio once with `engine` on `path`: RingRandomQD32's job. */
+static int run_fio_once(const char *path, const char *engine, int registered, int count,
+                        fio_result *res)
+{
+    char a_file[4300], a_engine[64], a_ios[64];
+    snprintf(a_file, sizeof(a_file), "--filename=%s", path);
+    snprintf(a_engine, sizeof(a_engine), "--ioengine=%s", engine);
+    snprintf(a_ios, sizeof(a_ios), "--number_ios=%d", count);
+    /* the same work as the ring rows: count 4 KiB direct reads at random
+     * 4 KiB-aligned offsets of the whole file, 32 in flight; the offsets may
+     * repeat (norandommap) as ours do; the same seed every run, as ours */
+    const char *job[] = {"--name=nd-ring-limit", a_file, "--readonly", "--rw=randread",
+                         "--bs=4k", "--direct=1", "--iodepth=32", a_engine, a_ios,
+                         "--norandommap", "--randrepeat=1", NULL, NULL};
+    /* registered files, as the ring's io_uring backend uses them; no fixed
+     * buffers (the ring reads into the caller's memory) and no SQ polling */
+    if (registered)
+        job[11] = "--registerfiles=1";
+    return bench_fio_job(job, res);
 }
 
 static double run_fio(bench *b, void *vctx, run_out *out)
