@@ -11,11 +11,9 @@
  * lets the next output start with memory that is already mapped. At most
  * CACHED buffers are kept (a direct output's three 1 MiB buffers and a
  * buffered one's 256 KiB-2 MiB steps), for as long as the process lives; with the cache
- * full, the buffer given back longest ago is freed. (It used to be whichever
- * slot a round-robin pointed at, which could be the one just given: with a
- * direct output's third buffer in the cache, a buffered output's 2 MiB
- * buffer was thrown out between two outputs, and the next one paid its page
- * faults again; test_output's reuse test caught it under ASan.)
+ * full, the buffer given back longest ago is freed, never the one just given:
+ * outputs alternate between kinds (a direct output's third buffer, then a
+ * buffered output's 2 MiB one), and each must find its own still here.
  *
  * Also here: blocks of whole cache lines (nd__buffer_lines), for the small
  * objects threads write on every call.

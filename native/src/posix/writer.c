@@ -3,22 +3,20 @@
  * output's own: pwrites in flight while output.c checksums and copies the
  * next buffer.
  *
- * Why a thread and not io_uring (which this file used before): ext4, xfs and
- * btrfs cannot start an O_DIRECT write that extends the file without
- * blocking, so io_uring hands every such write to its io-wq worker; measured
- * on Linux 6.18 (docs/benchmarks.md, "Direct writes"), the output's CPU work
- * then did not overlap the device at all: 64 MiB in 1 MiB writes with ~0.5 ms
- * of CPU per write took 1.24-1.35x a plain pwrite loop through io_uring,
- * 1.18-1.30x with no overlap, and 1.05-1.10x with the write on a thread. A
- * thread also gives macOS (F_NOCACHE writes block) the same overlap.
+ * Why a thread and not io_uring: ext4, xfs and btrfs cannot start an
+ * O_DIRECT write that extends the file without blocking, so io_uring hands
+ * every such write to its io-wq worker, and the output's CPU work does not
+ * overlap the device at all: 64 MiB in 1 MiB writes with ~0.5 ms of CPU per
+ * write take 1.24-1.35x a plain pwrite loop through io_uring, 1.18-1.30x with
+ * no overlap, and 1.05-1.10x with the write on a thread (bench/probes,
+ * nd_probe_writer). A thread also gives macOS (F_NOCACHE writes block) the
+ * same overlap.
  *
  * Two writes may be queued (ND_OS_WRITER_DEPTH): the thread then goes from
- * one pwrite straight to the next, where with one it slept until the caller
+ * one pwrite straight to the next. With one, it would sleep until the caller
  * had reaped the last and handed over the next: two cross-CPU wake-ups per
- * write during which the device had nothing to do. With one queued, while
- * this VM's disk ran fast, a Lucene.NET merge write took 120-146 ms against
- * 81-86 ms raw, ~0.6 ms per 1 MiB write (docs/benchmarks.md, "Direct
- * writes"). The price: a third 1 MiB buffer per direct output.
+ * write during which the device has nothing to do, ~0.6 ms per 1 MiB write on
+ * a fast disk. The price: a third 1 MiB buffer per direct output.
  *
  * The thread starts with the first full buffer (an output that never fills
  * one never has a thread) and ends at close. Failures are reported on the
