@@ -32,6 +32,18 @@
 #  include <unistd.h>
 #endif
 
+/* ---- running one case ---- */
+
+/* ND_TEST_FILTER=<pattern> runs only the cases of a test program whose names match it (cmocka's
+ * wildcards: * and ?), e.g. ND_TEST_FILTER='*mapping*' build/test/tests/test_input. Every
+ * program links this file, so the filter is set before its main runs the group. */
+__attribute__((constructor)) static void tst_filter_from_env(void)
+{
+    const char *pattern = getenv("ND_TEST_FILTER");
+    if (pattern != NULL && *pattern != '\0')
+        cmocka_set_test_filter(pattern);
+}
+
 /* ---- paths and directories ---- */
 
 #ifdef _WIN32
