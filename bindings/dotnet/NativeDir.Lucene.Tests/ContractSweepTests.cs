@@ -672,7 +672,9 @@ namespace NativeDir.Lucene.Tests
                 o.WriteInt32(12345);
                 var want = Data.Take(11).Concat(new byte[] { 0, 0, 0x30, 0x39 }).ToArray();
                 return Join(R(() => o.Position), R(() => o.Length), R(() => o.Checksum == Crc(want)), R(() => e.D.FileLength("w")));
-            });
+            }, accepted: Platform.Mono == null ? null : new("on Mono the built-ins' file already holds bytes not yet flushed "
+                + "(Mono's FileStream hands them to the OS); NativeFSDirectory's reach the file at Flush, as the built-ins' do on .NET",
+                "^15 15 T 0$"));
             yield return O("out: after Flush: Position, Length, Checksum, FileLength", (e, o) =>
             {
                 o.WriteBytes(Data, 9000);

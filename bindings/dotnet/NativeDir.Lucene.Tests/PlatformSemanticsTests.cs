@@ -232,9 +232,15 @@ namespace NativeDir.Lucene.Tests
 
         private static ProcessStartInfo Info(string path, string mode)
         {
+#if NETFRAMEWORK
+            // Mono: the process is the runtime; the child is the runtime on this executable
+            string exe = System.Reflection.Assembly.GetEntryAssembly()?.Location ?? throw new InvalidOperationException("no entry assembly");
+            string launcher = Process.GetCurrentProcess().MainModule?.FileName ?? "mono";
+#else
             string exe = Environment.ProcessPath ?? throw new InvalidOperationException("no process path");
             // qemu-user cannot exec an arm64 program by itself: the runner says how to launch one
             string launcher = Environment.GetEnvironmentVariable("ND_TEST_CHILD_LAUNCHER");
+#endif
             ProcessStartInfo psi;
             if (string.IsNullOrEmpty(launcher))
                 psi = new ProcessStartInfo(exe);
@@ -243,8 +249,8 @@ namespace NativeDir.Lucene.Tests
                 string[] parts = launcher.Split(' ', StringSplitOptions.RemoveEmptyEntries);
                 psi = new ProcessStartInfo(parts[0]);
                 foreach (string a in parts.Skip(1))
-                    psi.ArgumentList.Add(a);
-                psi.ArgumentList.Add(exe);
+                    psi.AddArgument(a);
+                psi.AddArgument(exe);
             }
             psi.UseShellExecute = false;
             psi.RedirectStandardInput = true;

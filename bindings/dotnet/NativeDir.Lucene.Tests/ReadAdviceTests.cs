@@ -146,8 +146,10 @@ namespace NativeDir.Lucene.Tests
                 UseCompoundFile = compound,
             };
             cfg.MergePolicy.NoCFSRatio = compound ? 1.0 : 0.0;
-            using (var w = new IndexWriter(d, cfg))
+            MonoLucene.Write(d, dir =>
             {
+                var c = (IndexWriterConfig)cfg.Clone();
+                using var w = new IndexWriter(dir, c);
                 var rnd = new Random(18);
                 for (int n = 0; n < 3000; n++)
                 {
@@ -159,7 +161,7 @@ namespace NativeDir.Lucene.Tests
                     w.AddDocument(doc);
                 }
                 w.Commit();
-            }
+            });
             using DirectoryReader r = DirectoryReader.Open(d);
             Assert.Equal(3000, r.NumDocs);
             string[] files = System.IO.Directory.GetFiles(t.Path).Select(Path.GetFileName).ToArray();
@@ -227,8 +229,8 @@ namespace NativeDir.Lucene.Tests
                 if (dash > 0 && !f[0].EndsWith(':') && f.Length >= 5)
                 {
                     ours = f.Length == 6 && f[5].Trim() == path;
-                    start = long.Parse(f[0].AsSpan(0, dash), NumberStyles.HexNumber, CultureInfo.InvariantCulture);
-                    end = long.Parse(f[0].AsSpan(dash + 1), NumberStyles.HexNumber, CultureInfo.InvariantCulture);
+                    start = long.Parse(f[0].Substring(0, dash), NumberStyles.HexNumber, CultureInfo.InvariantCulture);
+                    end = long.Parse(f[0].Substring(dash + 1), NumberStyles.HexNumber, CultureInfo.InvariantCulture);
                     offset = long.Parse(f[2], NumberStyles.HexNumber, CultureInfo.InvariantCulture);
                 }
                 else if (ours && line.StartsWith("VmFlags:", StringComparison.Ordinal))

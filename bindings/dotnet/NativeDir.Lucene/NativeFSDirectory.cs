@@ -2,6 +2,7 @@ using System;
 using System.Collections.Generic;
 using System.IO;
 using System.Linq;
+using System.Reflection;
 using System.Threading;
 using Lucene.Net.Store;
 using LuceneDirectory = Lucene.Net.Store.Directory;
@@ -23,6 +24,20 @@ namespace NativeDir.Lucene
         // Written and not yet synced, like FSDirectory's stale files; the value is the output while
         // it is still open (then Sync goes through the writing handle), null once it is closed.
         private readonly Dictionary<string, NativeIndexOutput?> _stale = new(StringComparer.Ordinal);
+
+        // Lucene.NET 4.8.0-beta00018 and later validate names in FSDirectory (EnsureCanWrite,
+        // EnsureCanRead: one path component, no separator, not "." or ".."), and its built-in
+        // directories refuse with ArgumentException before touching the file system. Built against
+        // the oldest supported release, this directory finds the hooks at run time and calls them
+        // where the built-ins do (a subclass's override included), so it refuses exactly what the
+        // running version's built-ins refuse, with their exception. On older releases the native
+        // library's own name rule applies (ArgumentException as well).
+        private static readonly MethodInfo? s_ensureCanRead = typeof(FSDirectory).GetMethod(
+            "EnsureCanRead", BindingFlags.Instance | BindingFlags.NonPublic, null, new[] { typeof(string) }, null);
+        private static readonly MethodInfo? s_ensureCanWrite = typeof(FSDirectory).GetMethod(
+            "EnsureCanWrite", BindingFlags.Instance | BindingFlags.NonPublic, null, new[] { typeof(string) }, null);
+        private readonly Action<string>? _ensureCanRead;
+        private readonly Action<string>? _ensureCanWrite;
 
         /// <summary>A directory at <paramref name="path"/>, with <see cref="NativeLockFactory"/>.
         /// Like every FSDirectory, it creates a missing folder only on the first write (an output
@@ -78,7 +93,16 @@ namespace NativeDir.Lucene
             // names the locks of its own factories, not the lock-ID-prefixed name
             if (lockFactory == null)
                 LockFactory.LockPrefix = null;
+            // bound to this instance: a virtual call, so a subclass's override is the one called
+            if (s_ensureCanRead != null)
+                _ensureCanRead = (Action<string>)s_ensureCanRead.CreateDelegate(typeof(Action<string>), this);
+            if (s_ensureCanWrite != null)
+                _ensureCanWrite = (Action<string>)s_ensureCanWrite.CreateDelegate(typeof(Action<string>), this);
         }
+
+        /// <summary>Whether the running Lucene.NET's FSDirectory validates file names itself
+        /// (4.8.0-beta00018 and later), which this directory then follows.</summary>
+        internal static bool LuceneValidatesNames => s_ensureCanRead != null;
 
         /// <summary>
         /// The directory's native handle, opened on first use. Lucene creates an FSDirectory's
@@ -277,6 +301,7 @@ namespace NativeDir.Lucene
         public override IndexInput OpenInput(string name, IOContext context)
         {
             EnsureOpen();
+            _ensureCanRead?.Invoke(name);
             SharedFile file = Open(name, context);
             int size = _policy.InputBufferSize(context);
             return new NativeIndexInput($"NativeIndexInput(path=\"{Path.Combine(m_directory.FullName, name)}\")",
@@ -316,6 +341,7 @@ namespace NativeDir.Lucene
         public override IndexInputSlicer CreateSlicer(string name, IOContext context)
         {
             EnsureOpen();
+            _ensureCanRead?.Invoke(name);
             var full = (NativeIndexInput)OpenInput(name, context);
             return new Slicer(full, _policy, context, _policy.ForInput(name, context));
         }
@@ -361,6 +387,9 @@ namespace NativeDir.Lucene
         public override IndexOutput CreateOutput(string name, IOContext context)
         {
             EnsureOpen();
+            // beta00018+: the name check, then FSDirectory's own preparation (the folder made, an
+            // old file of that name deleted), which the native create below would do the same way
+            _ensureCanWrite?.Invoke(name);
             IoOptions flags = _policy.ForOutput(context);
             NativeDirectory native = _lazy.Get(create: true)!; // like EnsureCanWrite: the first write makes the folder
             NativeOutput o;
@@ -464,6 +493,50 @@ namespace NativeDir.Lucene
         public override string ToString() => $"{GetType().Name}@{m_directory.FullName} lockFactory={LockFactory}";
 
         /// <summary>Opens a <see cref="NativeFSDirectory"/> (for code that calls FSDirectory.Open).</summary>
+        /// <exception cref="NativeDirUnavailableException">Not thrown here: the native library
+        /// is loaded by the first call that reads or writes (see <see cref="OpenOrFallback(string)"/>).</exception>
         public static new NativeFSDirectory Open(string path) => new(path);
+
+        /// <summary>
+        /// A <see cref="NativeFSDirectory"/> at <paramref name="path"/> where nativedir's native
+        /// library loads in this process, otherwise Lucene.NET's own choice,
+        /// <see cref="FSDirectory.Open(DirectoryInfo)"/> (MMapDirectory, NIOFSDirectory or
+        /// SimpleFSDirectory for the platform). Which one it chose: the returned type
+        /// (<c>is NativeFSDirectory</c>), the overload with an <c>out</c> reason, and the
+        /// <see cref="FellBack"/> event, raised for each fallback with the library's reason.
+        /// </summary>
+        public static FSDirectory OpenOrFallback(string path) =>
+            OpenOrFallback(new DirectoryInfo(path ?? throw new ArgumentNullException(nameof(path))), out _);
+
+        /// <inheritdoc cref="OpenOrFallback(string)"/>
+        public static FSDirectory OpenOrFallback(DirectoryInfo path) => OpenOrFallback(path, out _);
+
+        /// <inheritdoc cref="OpenOrFallback(string)"/>
+        /// <param name="path">The index directory.</param>
+        /// <param name="unavailable">null when the result is a <see cref="NativeFSDirectory"/>;
+        /// otherwise why nativedir's library did not load (RID, files looked for, the loader's
+        /// reason, the RIDs the package carries).</param>
+        public static FSDirectory OpenOrFallback(DirectoryInfo path, out NativeDirUnavailableException? unavailable)
+        {
+            ArgumentNullException.ThrowIfNull(path);
+            try
+            {
+                NativeDirectory.EnsureNativeLibrary();
+            }
+            catch (NativeDirUnavailableException e)
+            {
+                unavailable = e;
+                FSDirectory builtIn = FSDirectory.Open(path);
+                FellBack?.Invoke(null, new NativeFallbackEventArgs(path.FullName, builtIn, e));
+                return builtIn;
+            }
+            unavailable = null;
+            return new NativeFSDirectory(path);
+        }
+
+        /// <summary>Raised by <see cref="OpenOrFallback(DirectoryInfo, out NativeDirUnavailableException)"/>
+        /// each time it returns one of Lucene.NET's own directories because nativedir's library
+        /// does not load (the sender is null).</summary>
+        public static event EventHandler<NativeFallbackEventArgs>? FellBack;
     }
 }

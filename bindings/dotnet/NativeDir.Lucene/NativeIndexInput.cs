@@ -27,6 +27,9 @@ namespace NativeDir.Lucene
         private bool _disposed;
 
         private byte[]? _buffer;  // pinned (POH); null on mapped files and until the first refill
+#if !NET
+        private PinnedArray? _pin; // netstandard2.0 and .NET Framework have no pinned heap
+#endif
         private byte* _win;       // bytes [_winStart, _winStart + (_end - _win)) of this input
         private byte* _cur;
         private byte* _end;
@@ -147,7 +150,11 @@ namespace NativeDir.Lucene
                 }
                 // GC.AllocateArray(pinned) puts the buffer on the pinned heap: its address never
                 // moves, so the window can be a raw pointer like a mapping's; the GC frees it.
+#if NET
                 _buffer ??= GC.AllocateUninitializedArray<byte>(_bufferSize, pinned: true);
+#else
+                _buffer ??= (_pin = new PinnedArray(_bufferSize)).Array;
+#endif
                 int n = (int)Math.Min(_buffer.Length, _length - pos);
                 _file.Input.ReadBytes(_offset + pos, _buffer.AsSpan(0, n));
                 fixed (byte* p = _buffer)
@@ -256,6 +263,9 @@ namespace NativeDir.Lucene
             {
                 // the parent refills its buffer under the clone: the clone gets its own
                 c._buffer = null;
+#if !NET
+                c._pin = null;
+#endif
                 c._win = c._cur = c._end = null;
                 c._winStart = Position;
             }

@@ -62,6 +62,24 @@ add_test(NAME dotnet_lucene_nupkg_consumer
           ${ND_DOTNET_FEED} ${PROJECT_VERSION} ${ND_DOTNET_DIR}/lucene-consumer)
 set_tests_properties(dotnet_lucene_nupkg_consumer PROPERTIES TIMEOUT 900)
 
+# a .NET Framework 4.8 application and a netstandard2.0 library on the packages (built once), run
+# on Mono and on .NET 10 with the native library in place, removed and damaged: OpenOrFallback
+# and NativeDirUnavailableException (NativeDir.Lucene.NetFx/netfx-test.sh)
+set(ND_NETFX_SCRIPT ${SRC}/NativeDir.Lucene.NetFx/netfx-test.sh)
+set(ND_NETFX_WORK ${ND_DOTNET_DIR}/netfx-consumer)
+add_test(NAME dotnet_netfx_consumer_build
+  COMMAND ${CMAKE_COMMAND} -E env ${ND_DOTNET_ENV}
+          bash ${ND_NETFX_SCRIPT} build ${DOTNET_EXECUTABLE} ${ND_DOTNET_FEED} ${PROJECT_VERSION} ${ND_NETFX_WORK})
+set_tests_properties(dotnet_netfx_consumer_build PROPERTIES TIMEOUT 900 FIXTURES_SETUP dotnet_netfx_built
+  RESOURCE_LOCK dotnet_platform_publish)
+foreach(runtime mono net10)
+  add_test(NAME dotnet_netfx_consumer_${runtime}
+    COMMAND ${CMAKE_COMMAND} -E env ${ND_DOTNET_ENV}
+            bash ${ND_NETFX_SCRIPT} run ${runtime} ${DOTNET_EXECUTABLE} ${ND_DOTNET_FEED} ${PROJECT_VERSION} ${ND_NETFX_WORK})
+  set_tests_properties(dotnet_netfx_consumer_${runtime} PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77
+    FIXTURES_REQUIRED dotnet_netfx_built)
+endforeach()
+
 # both packages carry what .NET users look for: license, readme, repository, XML docs, symbols
 foreach(pkg NativeDir NativeDir.Lucene)
   add_test(NAME dotnet_nupkg_metadata_${pkg}

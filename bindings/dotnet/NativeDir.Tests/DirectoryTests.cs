@@ -25,7 +25,13 @@ namespace NativeDir.Tests
             // published for is the one the loader computes, and the package's glue library for it
             // (flattened beside the app by the SDK, or under runtimes/<rid>/native/ in a
             // RID-less build) is the file the process has loaded
+#if NETFRAMEWORK
+            // (no RuntimeIdentifier on .NET Framework: Mono runs the AnyCPU build on linux-x64 here)
+            Assert.Equal((OperatingSystem.IsWindows() ? "win-" : "linux-") +
+                RuntimeInformation.ProcessArchitecture.ToString().ToLowerInvariant(), NativeLibraryLoader.RuntimeId);
+#else
             Assert.Equal(RuntimeInformation.RuntimeIdentifier, NativeLibraryLoader.RuntimeId);
+#endif
             string flat = Path.Combine(AppContext.BaseDirectory, NativeLibraryLoader.FileName);
             string nested = Path.Combine(AppContext.BaseDirectory, "runtimes", NativeLibraryLoader.RuntimeId,
                 "native", NativeLibraryLoader.FileName);
@@ -33,8 +39,10 @@ namespace NativeDir.Tests
             Assert.True(File.Exists(expected), expected);
             Assert.Equal(1, NativeDirectory.AbiVersion); // loads it
             var comparison = OperatingSystem.IsWindows() ? StringComparison.OrdinalIgnoreCase : StringComparison.Ordinal;
-            string[] loaded = Process.GetCurrentProcess().Modules.Cast<ProcessModule>()
-                .Select(m => m.FileName).ToArray();
+            // (Mono lists only its own executable as a module: there the mappings say it)
+            string[] loaded = Platform.Mono != null
+                ? File.ReadAllLines("/proc/self/maps").Where(l => l.Contains('/')).Select(l => l.Substring(l.IndexOf('/'))).Distinct().ToArray()
+                : Process.GetCurrentProcess().Modules.Cast<ProcessModule>().Select(m => m.FileName).ToArray();
             Assert.True(loaded.Any(f => string.Equals(Path.GetFullPath(f), Path.GetFullPath(expected), comparison)),
                 expected + " is not among the loaded modules:\n" + string.Join("\n", loaded));
         }

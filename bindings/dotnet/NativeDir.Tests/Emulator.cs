@@ -56,6 +56,9 @@ namespace NativeDir.Testing
 
         private static string? DetectWine()
         {
+#if NETFRAMEWORK
+            return null; // the .NET Framework build runs on Mono, never under Wine
+#else
             if (!OperatingSystem.IsWindows())
                 return null;
             if (!NativeLibrary.TryLoad("ntdll.dll", out IntPtr ntdll) ||
@@ -63,6 +66,7 @@ namespace NativeDir.Testing
                 return null;
             IntPtr v = Marshal.GetDelegateForFunctionPointer<WineGetVersion>(fn)();
             return Marshal.PtrToStringAnsi(v) ?? "(unknown version)";
+#endif
         }
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]

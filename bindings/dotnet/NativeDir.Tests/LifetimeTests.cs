@@ -194,6 +194,7 @@ namespace NativeDir.Tests
         [InlineData(IoOptions.Mapped)]
         public void AbandonedWindowIsReleasedByTheFinalizer(IoOptions options)
         {
+            Platform.SkipOnMono("Mono's garbage collector scans stacks and registers conservatively: an object no longer referenced may stay alive through a stale word that looks like a pointer, so its release by the finalizer cannot be awaited");
             WeakReference released = AbandonAfterForeignDispose(options);
             for (int i = 0; i < 10 && (released.IsAlive || NativeFiles.Holds(_tmp.File("data"))); i++)
             {

@@ -140,8 +140,8 @@ namespace NativeDir.Tests
                 if (dash > 0 && !f[0].EndsWith(':') && f.Length >= 5)
                 {
                     ours = f.Length == 6 && f[5].Trim() == path;
-                    length = long.Parse(f[0].AsSpan(dash + 1), NumberStyles.HexNumber, CultureInfo.InvariantCulture)
-                             - long.Parse(f[0].AsSpan(0, dash), NumberStyles.HexNumber, CultureInfo.InvariantCulture);
+                    length = long.Parse(f[0].Substring(dash + 1), NumberStyles.HexNumber, CultureInfo.InvariantCulture)
+                             - long.Parse(f[0].Substring(0, dash), NumberStyles.HexNumber, CultureInfo.InvariantCulture);
                     offset = long.Parse(f[2], NumberStyles.HexNumber, CultureInfo.InvariantCulture);
                 }
                 else if (ours && line.StartsWith("VmFlags:", StringComparison.Ordinal))

@@ -209,10 +209,10 @@ namespace NativeDir.Tests
                 if (!line.StartsWith('|'))
                     break;
                 string[] cells = line.Trim().Trim('|').Split('|');
-                Match type = Regex.Match(cells[^1].Trim(), @"^`(\w+)`");
+                Match type = Regex.Match(cells[cells.Length - 1].Trim(), @"^`(\w+)`");
                 if (!type.Success)
                     continue;
-                foreach (Match s in Regex.Matches(string.Join("|", cells[..^1]), @"`(ND_E_\w+)`"))
+                foreach (Match s in Regex.Matches(string.Join("|", cells, 0, cells.Length - 1), @"`(ND_E_\w+)`"))
                     Assert.True(table.TryAdd(s.Groups[1].Value, type.Groups[1].Value), $"{s.Value} has two rows");
                 if (cells[0].Contains("any other code"))
                     table["other"] = type.Groups[1].Value;
@@ -251,7 +251,7 @@ namespace NativeDir.Tests
         {
             var psi = new ProcessStartInfo(file) { RedirectStandardError = true, RedirectStandardOutput = true };
             foreach (string a in args)
-                psi.ArgumentList.Add(a);
+                psi.AddArgument(a);
             using Process p = Process.Start(psi)!;
             p.StandardOutput.ReadToEnd();
             p.StandardError.ReadToEnd();

@@ -78,7 +78,14 @@ namespace NativeDir
             return dst.Slice(0, n + 1);
         }
 
-        internal static string Decode(byte* p) =>
-            p == null ? string.Empty : Marshal.PtrToStringUTF8((IntPtr)p) ?? string.Empty;
+        internal static string Decode(byte* p)
+        {
+            if (p == null)
+                return string.Empty;
+            int n = 0;
+            while (p[n] != 0)
+                n++;
+            return n == 0 ? string.Empty : System.Text.Encoding.UTF8.GetString(p, n);
+        }
     }
 }

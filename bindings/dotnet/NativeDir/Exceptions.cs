@@ -1,3 +1,5 @@
+using System;
+using System.Collections.Generic;
 using System.IO;
 
 namespace NativeDir
@@ -33,5 +35,42 @@ namespace NativeDir
         /// <summary>Creates the exception.</summary>
         public NativeDirLockedException(string message, int status, int osError)
             : base(message, status, osError) { }
+    }
+
+    /// <summary>
+    /// nativedir's native library cannot be loaded in this process: the package carries none for
+    /// this platform, the file is missing, or the loader refused it (wrong architecture, a libc
+    /// symbol this system lacks, a damaged file). The first NativeDir call that needs the library
+    /// throws it, and so does every later one, with the same message: the RID and platform, every
+    /// file looked for, the loader's own reason, and the RIDs the package carries.
+    /// </summary>
+    public sealed class NativeDirUnavailableException : PlatformNotSupportedException
+    {
+        internal NativeDirUnavailableException(string message, string runtimeIdentifier, string platform,
+            IReadOnlyList<string> searchedPaths, string loaderReason, IReadOnlyList<string> packagedRuntimeIdentifiers)
+            : base(message)
+        {
+            RuntimeIdentifier = runtimeIdentifier;
+            Platform = platform;
+            SearchedPaths = searchedPaths;
+            LoaderReason = loaderReason;
+            PackagedRuntimeIdentifiers = packagedRuntimeIdentifiers;
+        }
+
+        /// <summary>The RID whose library this process needs, e.g. "linux-musl-x64".</summary>
+        public string RuntimeIdentifier { get; }
+
+        /// <summary>The operating system, process architecture and runtime.</summary>
+        public string Platform { get; }
+
+        /// <summary>Every file the loader looked for, in order.</summary>
+        public IReadOnlyList<string> SearchedPaths { get; }
+
+        /// <summary>What the loader said for each file it tried (dlerror, the Windows error,
+        /// the runtime's own message), or that no file was found.</summary>
+        public string LoaderReason { get; }
+
+        /// <summary>The RIDs whose native library the NativeDir package carries.</summary>
+        public IReadOnlyList<string> PackagedRuntimeIdentifiers { get; }
     }
 }

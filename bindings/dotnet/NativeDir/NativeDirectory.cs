@@ -27,20 +27,65 @@ namespace NativeDir
         public string Path { get; }
 
         /// <summary>The version of the native library, "MAJOR.MINOR.PATCH".</summary>
-        public static string LibraryVersion => Utf8.Decode(Native.nd_version());
+        /// <exception cref="NativeDirUnavailableException">The native library cannot be loaded.</exception>
+        public static string LibraryVersion
+        {
+            get
+            {
+                NativeLibraryLoader.EnsureLoaded();
+                return Version();
+            }
+        }
+
+        // Each call into the library sits in a method of its own, called only once it is loaded:
+        // Mono binds a DllImport when it compiles the method that calls it (and keeps a failure).
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static string Version() => Utf8.Decode(Native.nd_version());
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static int Abi() => Native.nd_abi_version();
 
         /// <summary>The ABI version the loaded native library implements.</summary>
-        public static int AbiVersion => Native.nd_abi_version();
+        /// <exception cref="NativeDirUnavailableException">The native library cannot be loaded.</exception>
+        public static int AbiVersion
+        {
+            get
+            {
+                NativeLibraryLoader.EnsureLoaded();
+                return Abi();
+            }
+        }
+
+        /// <summary>Loads nativedir's native library now, if it is not loaded yet (every call that
+        /// needs it does so on its own): for an application that wants to know at startup, or to
+        /// choose another implementation where it cannot load.</summary>
+        /// <exception cref="NativeDirUnavailableException">It cannot be loaded in this process
+        /// (the message says for which RID, where it looked, why, and which RIDs the package
+        /// carries); every later call throws the same.</exception>
+        public static void EnsureNativeLibrary() => NativeLibraryLoader.EnsureLoaded();
+
+        /// <summary>Whether nativedir's native library loads in this process (it is loaded if
+        /// so); never throws.</summary>
+        public static bool IsNativeLibraryAvailable => NativeLibraryLoader.IsAvailable;
 
         /// <summary>Opens the directory at <paramref name="path"/>.</summary>
         /// <param name="path">Any path.</param>
         /// <param name="create">Create it, and its parents, when missing.</param>
         /// <exception cref="DirectoryNotFoundException">It does not exist and
         /// <paramref name="create"/> is false.</exception>
+        /// <exception cref="NativeDirUnavailableException">The native library cannot be loaded.</exception>
         [SkipLocalsInit]
         public static NativeDirectory Open(string path, bool create = false)
         {
             ArgumentNullException.ThrowIfNull(path);
+            NativeLibraryLoader.EnsureLoaded();
+            return OpenLoaded(path, create);
+        }
+
+        [SkipLocalsInit]
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static NativeDirectory OpenLoaded(string path, bool create)
+        {
             byte[] utf8 = Utf8.Encode(path, Span<byte>.Empty, nameof(path)).ToArray();
             var h = new NdSafeHandle();
             long raw;

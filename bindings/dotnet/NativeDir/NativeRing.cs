@@ -73,20 +73,29 @@ namespace NativeDir
         {
             if (depth < 1 || depth > 4096)
                 throw new ArgumentOutOfRangeException(nameof(depth), depth, "a ring's depth is 1..4096");
-            long raw;
-            int rc = Native.nd_ring_open((uint)depth, forceThreads ? Native.ND_RING_FORCE_THREADS : 0u, &raw);
-            if (rc < 0)
-                throw Errors.For(rc);
-            _h.Adopt(raw);
-            _ringValue = raw;
+            NativeLibraryLoader.EnsureLoaded();
+            _ringValue = OpenRing(depth, forceThreads, _h, out RingBackend backend);
             Depth = depth;
-            Backend = (RingBackend)Native.nd_ring_backend(raw);
+            Backend = backend;
             _completer = new Thread(CompletionLoop)
             {
                 IsBackground = true,
                 Name = "NativeDir ring completions",
             };
             _completer.Start();
+        }
+
+        // called once the library is loaded: Mono binds a DllImport when it compiles its caller
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static long OpenRing(int depth, bool forceThreads, NdSafeHandle h, out RingBackend backend)
+        {
+            long raw;
+            int rc = Native.nd_ring_open((uint)depth, forceThreads ? Native.ND_RING_FORCE_THREADS : 0u, &raw);
+            if (rc < 0)
+                throw Errors.For(rc);
+            h.Adopt(raw);
+            backend = (RingBackend)Native.nd_ring_backend(raw);
+            return raw;
         }
 
         /// <summary>The process-wide ring that <see cref="NativeInput.ReadAsync"/> uses, created

@@ -12,7 +12,10 @@ namespace NativeDir
     /// allocates nothing. The state changes by compare-and-swap only, so a completion, a
     /// cancellation and a ring disposal racing for one read complete it exactly once.
     /// </summary>
-    internal sealed class RingRead : IValueTaskSource<int>, IThreadPoolWorkItem
+    internal sealed class RingRead : IValueTaskSource<int>
+#if NET
+        , IThreadPoolWorkItem
+#endif
     {
         internal const int Free = 0, Pending = 1, InKernel = 2, Completing = 3;
 
@@ -23,6 +26,9 @@ namespace NativeDir
         private int _result;
         private Exception? _error;
         private CancellationTokenRegistration _cancel;
+#if !NET
+        private bool _registered;
+#endif
         private readonly object _resultGate = new();
 
         internal readonly int Index;
@@ -54,7 +60,14 @@ namespace NativeDir
         {
             Token = token;
             if (token.CanBeCanceled)
+#if NET
                 _cancel = token.UnsafeRegister(static s => ((RingRead)s!)._ring.OnCancel((RingRead)s!), this);
+#else
+            {
+                _cancel = token.Register(static s => ((RingRead)s!)._ring.OnCancel((RingRead)s!), this);
+                _registered = true;
+            }
+#endif
         }
 
         /// <summary>Delivers the outcome on the thread pool; the caller has moved State to
@@ -66,7 +79,12 @@ namespace NativeDir
                 error = new OperationCanceledException(Token);
             _result = Prefix + result;
             _error = error;
+#if NET
             ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: false);
+#else
+            // no IThreadPoolWorkItem here: the pool wraps the callback in a work item of its own
+            ThreadPool.UnsafeQueueUserWorkItem(s_execute, this);
+#endif
         }
 
         /// <summary>Unpins the buffer and stops watching the token: the read is over.</summary>
@@ -74,11 +92,26 @@ namespace NativeDir
         {
             Pin.Dispose();
             Pin = default;
+#if NET
             _cancel.Unregister();
+#else
+            // only Dispose unregisters here, and it waits for a callback running on another
+            // thread, which may be waiting for a lock the caller holds: let the pool do it (only
+            // a cancellable token was registered; a late callback finds its read over, see OnCancel)
+            if (_registered)
+                ThreadPool.UnsafeQueueUserWorkItem(static r => ((IDisposable)r!).Dispose(), _cancel);
+            _registered = false;
+#endif
             _cancel = default;
         }
 
-        void IThreadPoolWorkItem.Execute()
+#if NET
+        void IThreadPoolWorkItem.Execute() => Execute();
+#else
+        private static readonly WaitCallback s_execute = static o => ((RingRead)o!).Execute();
+#endif
+
+        private void Execute()
         {
             if (_error != null)
                 _core.SetException(_error);

@@ -6,7 +6,11 @@
 #
 #   platform-tests.sh publish <dotnet> <feed> <version> <rid> <work> <project.csproj>...
 #       publishes each project to <work>/<rid>/<name>/. A publish that puts two files of one name
-#       into one folder (NETSDK1152) fails here, as it would for a user.
+#       into one folder (NETSDK1152) fails here, as it would for a user. Two <rid>s are builds,
+#       not RIDs: "mono" builds the suites as a .NET Framework 4.7.2 application (AnyCPU, no RID,
+#       the packages' net462 assets, the native libraries laid out by the package's .targets) for
+#       Mono; "netstandard2.0" publishes them for linux-x64 against the packages' netstandard2.0
+#       assemblies, on Lucene.NET 4.8.0-beta00018 (the other end of NativeDir.Lucene's range).
 #   platform-tests.sh run <rid> <work> <name> <wineprefix> <dotnet-root> [runner args...]
 #       runs <work>/<rid>/<name>/<name>[.exe], with DOTNET_ROOT naming the SDK whose reference
 #       pack the Lucene end-to-end tests index (a self-contained app has no SDK of its own; Wine
@@ -33,13 +37,25 @@ publish)
     name=$(basename "$project" .csproj)
     out="$work/$rid/$name"
     rm -rf "$out"
-    echo "platform-tests: dotnet publish $name -r $rid --self-contained (packages from $feed)"
-    "$dotnet" publish "$project" -c Release -r "$rid" --self-contained \
+    case "$rid" in
+    mono) how=(-p:NativeDirTestFramework=net472) ;;
+    netstandard2.0) how=(-r linux-x64 --self-contained -p:NativeDirAsset=netstandard2.0 -p:LuceneNetVersion=4.8.0-beta00018) ;;
+    *) how=(-r "$rid" --self-contained) ;;
+    esac
+    echo "platform-tests: dotnet publish $name ${how[*]} (packages from $feed)"
+    "$dotnet" publish "$project" -c Release "${how[@]}" \
       -p:NativeDirFromFeed=true -p:Version="$version" \
       -p:ArtifactsPath="$work/$rid/artifacts" -p:RestorePackagesPath="$cache" \
       -p:RestoreAdditionalProjectSources="$feed" -nologo -v:q -o "$out"
-    # the package's glue library, flattened beside the assemblies as the SDK does for a RID
-    case "$rid" in win-*) glue=nativedir_dotnet.dll ;; osx-*) glue=libnativedir_dotnet.dylib ;; *) glue=libnativedir_dotnet.so ;; esac
+    # the package's glue library, flattened beside the assemblies as the SDK does for a RID; for
+    # .NET Framework the package's .targets keeps runtimes/<rid>/native/ and adds the dllmap
+    case "$rid" in
+    win-*) glue=nativedir_dotnet.dll ;;
+    osx-*) glue=libnativedir_dotnet.dylib ;;
+    mono) glue=runtimes/linux-x64/native/libnativedir_dotnet.so
+      [ -f "$out/NativeDir.dll.config" ] || { echo "platform-tests: $out/NativeDir.dll.config (Mono's dllmap) is missing" >&2; exit 1; } ;;
+    *) glue=libnativedir_dotnet.so ;;
+    esac
     [ -f "$out/$glue" ] || { echo "platform-tests: $out/$glue is missing from the publish" >&2; exit 1; }
     [ -f "$out/NativeDir.dll" ] || { echo "platform-tests: $out/NativeDir.dll is missing from the publish" >&2; exit 1; }
     # the managed assembly must be the managed one (a forced colliding publish swaps them): only
@@ -57,9 +73,16 @@ run)
   dir=$(cd "$work/$rid/$name" && pwd)
   args=(-noColor -noLogo "$@")
   case "$rid" in
-  linux-x64)
+  linux-x64 | netstandard2.0)
     export DOTNET_ROOT=$root
     launch=("$dir/$name")
+    ;;
+  mono)
+    command -v mono >/dev/null ||
+      { echo "platform-tests: SKIPPED: mono is not installed (scripts/deps.sh installs mono-complete): $name is not run on Mono"; exit 77; }
+    # the SDK whose reference pack the Lucene end-to-end tests index
+    export DOTNET_ROOT=$root
+    launch=(mono "$dir/$name.exe")
     ;;
   win-x64)
     command -v wine64 >/dev/null || [ -x /usr/lib/wine/wine64 ] ||
