@@ -15,6 +15,7 @@ packages=(
   gnuplot-nox fio                                             # benchmark chart, device limits
   gcc-mingw-w64-x86-64 wine64                                 # Windows cross-build, tests under Wine
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user       # Linux arm64 cross-build, tests under qemu
+  mono-complete                                               # the .NET Framework builds' tests and benchmark, on Mono
 )
 
 # The .NET tests on linux-arm64 (qemu-user) run on Debian's arm64 C and C++ runtimes and OpenSSL

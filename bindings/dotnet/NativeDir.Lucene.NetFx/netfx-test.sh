@@ -43,7 +43,10 @@ CONFIG
   done
   # the library was built for netstandard2.0 and the .NET Framework app carries the package's
   # runtimes/ tree and Mono's dllmap (the package's .targets)
-  [ -f "$work/lib/bin/Release/netstandard2.0/NetFxSearch.dll" ] || fail "the netstandard2.0 library was not built"
+  for f in net48 net10.0; do
+    grep -q ".NETStandard,Version=v2.0" "$work/out-$f/NetFxSearch.dll" ||
+      fail "$work/out-$f/NetFxSearch.dll is not the netstandard2.0 library"
+  done
   [ -f "$work/out-net48/NetFxApp.exe" ] || fail "the net48 application was not built"
   [ -f "$work/out-net48/runtimes/linux-x64/native/libnativedir_dotnet.so" ] || fail "the net48 output has no runtimes/linux-x64/native/ (the package's .targets)"
   [ -f "$work/out-net48/NativeDir.dll.config" ] || fail "the net48 output has no NativeDir.dll.config (Mono's dllmap)"

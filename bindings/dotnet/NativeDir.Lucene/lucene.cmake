@@ -55,6 +55,13 @@ add_test(NAME dotnet_lucene_bench_verify
           --verify --dir ${ND_DOTNET_DIR}/lucene-bench-verify)
 set_tests_properties(dotnet_lucene_bench_verify PROPERTIES TIMEOUT 300)
 
+# the Mono benchmark row (bench/suites.d/lucene-mono.sh), one small round: every directory finds
+# the same hits and reads the same bytes (NativeDir.Lucene.MonoBench/mono-bench.sh)
+add_test(NAME dotnet_lucene_mono_bench_verify
+  COMMAND bash ${SRC}/NativeDir.Lucene.MonoBench/mono-bench.sh ${PROJECT_BINARY_DIR} verify)
+set_tests_properties(dotnet_lucene_mono_bench_verify PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77
+  RESOURCE_LOCK dotnet_platform_publish)
+
 # an application that knows NativeDir.Lucene only as a package (and NativeDir through it)
 add_test(NAME dotnet_lucene_nupkg_consumer
   COMMAND ${CMAKE_COMMAND} -E env ${ND_DOTNET_ENV}

@@ -249,7 +249,7 @@ namespace NativeDir.Tests
 
         private static int Run(string file, params string[] args)
         {
-            var psi = new ProcessStartInfo(file) { RedirectStandardError = true, RedirectStandardOutput = true };
+            var psi = new ProcessStartInfo(file) { UseShellExecute = false, RedirectStandardError = true, RedirectStandardOutput = true };
             foreach (string a in args)
                 psi.AddArgument(a);
             using Process p = Process.Start(psi)!;

@@ -44,6 +44,13 @@ namespace NativeDir
     public sealed unsafe class NativeRing : IDisposable
     {
         private const int ReapBatch = 64;
+#if NET
+        private const int ReapWaitMs = -1; // until a completion, or nd_close wakes it
+#else
+        // Mono ends a process only once every thread has come back from native code (to abort
+        // it there): the completion thread returns from its wait once a second while idle
+        private const int ReapWaitMs = 1000;
+#endif
 
         private static NativeRing? s_shared;
 
@@ -381,7 +388,7 @@ namespace NativeDir
                 }
                 // nd_close wakes this wait (and later calls fail with ND_E_BAD_HANDLE), so the
                 // raw handle is used: a SafeHandle reference held here would defer the close
-                int n = Native.nd_ring_reap(_ringValue, tags, results, ReapBatch, -1);
+                int n = Native.nd_ring_reap(_ringValue, tags, results, ReapBatch, ReapWaitMs);
                 if (n < 0)
                     return; // the ring is closed
                 if (n == 0)

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Lucene.NET on Mono (bindings/dotnet/NativeDir.Lucene.MonoBench): parallel search and
+# sequential and random file reads on NativeDir.Lucene's NativeFSDirectory against the same
+# Lucene.NET release's SimpleFS, NIOFS and MMap directories, all on Mono, every directory once
+# per round, back to back (the first of a round rotating). The targets are judged on the median
+# of the per-round ratios: parallel search at least 1.3x the queries per second of the best
+# built-in, random reads at most half of NIOFSDirectory's time. Writes $ND_BENCH_OUT/lucene-mono.json.
+set -euo pipefail
+build="${ND_BUILD_DIR:-build/bench}"
+out="${ND_BENCH_OUT:-$build/results}"
+mkdir -p "$out"
+dll="$build/bindings/dotnet/artifacts/bin/NativeDir.Lucene.Benchmarks/release/NativeDir.Lucene.Benchmarks.dll"
+[ -f "$dll" ] || cmake --build "$build" --target nativedir_lucene_bench
+rounds=11
+quick=()
+[ "${ND_BENCH_QUICK:-0}" = 1 ] && rounds=3 && quick=(--quick)
+raw="$build/bindings/dotnet/monobench/rounds.json"
+rc=0
+bash bindings/dotnet/NativeDir.Lucene.MonoBench/mono-bench.sh "$build" run "$rounds" "$raw" ${quick[@]+"${quick[@]}"} || rc=$?
+if [ "$rc" -eq 77 ]; then
+  # no Mono here: an empty suite that says why, not a failure of the others
+  printf '{"suite": "lucene-mono", "file_mib": 0, "host": "%s", "date": "%s", "note": "mono is not installed", "results": []}\n' \
+    "$(uname -srm)" "$(date -u +%FT%TZ)" >"$out/lucene-mono.json"
+  exit 0
+fi
+[ "$rc" -eq 0 ] || exit "$rc"
+
+/usr/bin/python3 - "$raw" "$out/lucene-mono.json" "$(uname -srm)" <<'PY'
+import json, sys, datetime
+raw, dest, host = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3]
+NAMES = {"NativeDir": "NativeDir.Lucene NativeFSDirectory (Mono)", "SimpleFS": "Lucene.NET SimpleFSDirectory (Mono)",
+         "NIOFS": "Lucene.NET NIOFSDirectory (Mono)", "MMap": "Lucene.NET MMapDirectory (Mono)"}
+BUILTIN = ["SimpleFS", "NIOFS", "MMap"]
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+results = []
+def group(name, note, baseline=None, target=None, check=None, qps=None):
+    t = raw[name]
+    if baseline is None:  # the best built-in of this run
+        baseline = min(BUILTIN, key=lambda d: median(t[d]))
+    for d in ["NativeDir"] + BUILTIN:
+        s = t[d]
+        r = {"group": "Mono" + name, "name": NAMES[d], "unit": "ms", "median": round(median(s), 4),
+             "min": round(min(s), 4), "max": round(max(s), 4), "runs": len(s),
+             "baseline": None if d == baseline else NAMES[baseline],
+             "ratio": None if d == baseline else round(median(s) / median(t[baseline]), 3),
+             "target": None, "met": None, "alloc_bytes": None,
+             "note": note + (" (the baseline)" if d == baseline else "")}
+        if qps:
+            r["qps"] = round(qps / (median(s) / 1e3), 1)
+        if d == "NativeDir" and target:
+            r["ratio_paired"] = round(median([a / b for a, b in zip(s, t[baseline])]), 3)
+            r["target"] = target + " (per-round)"
+            r["met"] = check(r["ratio_paired"])
+        results.append(r)
+
+q = raw["queries"]
+group("ParallelSearch", f"{q} queries (term, boolean, phrase, prefix) via Parallel.For over one IndexSearcher, "
+      f"{raw['docs']} documents indexed on .NET; {raw['runtime']}",
+      target=">= 1.3x qps of the best built-in", check=lambda r: r <= 1 / 1.3, qps=q)
+group("ReadSequential", f"{raw['file_mib']} MiB in 8 KiB ReadBytes, input kept open", baseline="NIOFS")
+group("ReadRandom", "10,000 Seek + 64-byte ReadBytes at random offsets", baseline="NIOFS",
+      target="<= 0.5", check=lambda r: r <= 0.5)
+json.dump({"suite": "lucene-mono", "file_mib": raw["file_mib"], "host": host,
+           "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+           "results": results}, open(dest, "w"), indent=1)
+print(f"lucene-mono: {len(results)} rows -> {dest}")
+for r in results:
+    if r["target"]:
+        print(f"  {r['group']:<22} {r['name']:<45} ratio {r['ratio']} (per-round {r['ratio_paired']})  target {r['target']}  met {r['met']}")
+PY
