@@ -248,6 +248,8 @@ class Ring:
         if loop is None or getattr(loop, "_thread_id", None) != _get_ident():
             loop = _running_loop()
         p = _from_buffer(_BYTES, buffer, True)
+        if self._closed:
+            return _failed_future(loop, closed("ring"))
         n = len(p)
         h = input._h
         got = _read_cached(h, offset, p, n)
@@ -266,6 +268,8 @@ class Ring:
             loop = _running_loop()
         if n < 0:
             return _failed_future(loop, ValueError(f"read_at_async: negative length {n}"))
+        if self._closed:
+            return _failed_future(loop, closed("ring"))
         p = raw = _new_raw(_BYTES, n)
         h = input._h
         got = _read_cached(h, offset, p, n)

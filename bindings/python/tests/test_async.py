@@ -265,7 +265,10 @@ def test_ring_closed_with_reads_in_flight(nd, folder, blob, threads) -> None:
             assert ring.closed
             ring.close()  # twice: nothing
             with pytest.raises(ValueError, match="closed ring"):
-                await ring.read_at(inp, 0, BLOCK)  # a direct input: it would need the ring
+                await ring.read_at(inp, 0, BLOCK)
+            with open_kind(nd, folder, "mapped") as mapped:  # even one that needs no ring
+                with pytest.raises(ValueError, match="closed ring"):
+                    await ring.readinto_at(mapped, bytearray(8), 0)
             assert ring._fd == -2  # our descriptor is gone with the loop's reader
 
     asyncio.run(main())

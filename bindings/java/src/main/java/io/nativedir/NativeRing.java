@@ -161,6 +161,9 @@ public final class NativeRing implements Closeable {
     long h = input.handleOrZero();
     long got;
     try {
+      if (closing) {
+        throw NativeErrors.closed(this.toString());
+      }
       if (h == 0) {
         throw NativeErrors.closed(input.toString());
       }

@@ -373,6 +373,10 @@ public class NativeRingTest {
         assertArrayEquals("nothing wrote a buffer after close()", snapshot, after);
         ring.close(); // twice: nothing
         assertTrue(cause(ring.read(in, 0, aligned(BLOCK))) instanceof IllegalStateException);
+        try (NativeInput mapped = open(dir, "mapped")) { // even a read that needs no ring
+          assertTrue(cause(ring.read(mapped, 0, ByteBuffer.allocateDirect(8)))
+              instanceof IllegalStateException);
+        }
         assertFalse(ring.completer.isAlive());
       }
     }
