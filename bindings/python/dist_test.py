@@ -8,6 +8,13 @@ matches the glibc symbol versions and libraries it really needs.
 ``test --kind wheel|sdist``: installs that artifact into a fresh venv and runs
 the whole pytest suite against the installed package, from a folder outside
 the source tree, so ``import nativedir`` can only find the installed one.
+
+``unavailable``: installs the wheel into a fresh venv, then makes its native
+module unloadable in each way a user meets (removed, corrupted, built for
+another CPU, needing a C library symbol this libc lacks) and checks that
+``import nativedir`` raises NativeLibraryUnavailable, an ImportError naming the
+platform, the file, the loader's reason and the wheel's platform, the same
+error again on a second import; with the module restored, it imports.
 """
 from __future__ import annotations
 
@@ -153,9 +160,107 @@ def test(root: Path, work: Path, python: str, kind: str, exports: str) -> None:
     sys.exit(done.returncode)
 
 
+# run in the venv, from outside the tree: two imports, both must fail alike (the same class and
+# message), or the import must work; prints a JSON report
+UNAVAILABLE_PROBE = r"""
+import json, sys
+report = {}
+try:
+    import nativedir
+except ImportError as e:
+    first = e
+    try:
+        import nativedir
+    except ImportError as e2:
+        second = e2
+    else:
+        second = None
+    report = {"type": type(first).__name__, "mro": [c.__name__ for c in type(first).__mro__],
+              "message": str(first), "again_same_type": type(second) is type(first),
+              "again_same_message": second is not None and str(second) == str(first),
+              "platform": getattr(first, "platform", None), "path": first.path,
+              "reason": getattr(first, "reason", None),
+              "carried": list(getattr(first, "carried", ()))}
+else:
+    report = {"loaded": nativedir.library_version()}
+print(json.dumps(report))
+"""
+
+
+def rename_symbol(data: bytes, old: bytes, new: bytes) -> bytes:
+    """The module with one undefined libc symbol renamed in its dynamic string table (same
+    length), as if it had been linked against a C library that has it and this one does not."""
+    assert len(old) == len(new)
+    at = data.find(b"\0" + old + b"\0")
+    if at < 0:
+        sys.exit(f"dist_test: the module references no {old.decode()}")
+    return data[:at + 1] + new + data[at + 1 + len(old):]
+
+
+def unavailable(root: Path, work: Path, python: str) -> None:
+    import json
+    import struct
+    import sysconfig
+    out = work / "dist"
+    wheel = next(iter(out.glob("*.whl")), None)
+    if wheel is None:
+        sys.exit(f"dist_test: no wheel in {out}: python_dist must run first")
+    tag = wheel.name[:-len(".whl")].rsplit("-", 1)[-1]
+    venv = work / "venv-unavailable"
+    shutil.rmtree(venv, ignore_errors=True)
+    env = clean_env()
+    run([python, "-m", "venv", "--system-site-packages", venv], env=env)
+    vpy = venv / "bin" / "python"
+    outside = work / "run-unavailable"
+    shutil.rmtree(outside, ignore_errors=True)
+    outside.mkdir()
+    run([vpy, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "--no-index", wheel],
+        cwd=outside, env=env)
+    site = Path(run([vpy, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                    cwd=outside, env=env).strip())
+    module = site / "nativedir" / "_native.abi3.so"
+    original = module.read_bytes()
+    other_cpu = 183 if os.uname().machine != "aarch64" else 62  # aarch64, else x86-64
+    foreign = bytearray(original)
+    foreign[18:20] = struct.pack("<H", other_cpu)  # e_machine: a library built for another CPU
+    cases = [
+        ("removed", None, "No module named"),
+        ("corrupted", b"this is not a shared library\n" * 64, "invalid ELF header"),
+        ("another CPU", bytes(foreign), "ELF library for " + ("aarch64" if other_cpu == 183 else "x86_64")),
+        ("missing libc symbol", rename_symbol(original, b"preadv2", b"preadv9"), "preadv9"),
+    ]
+    where = sysconfig.get_platform()
+    failures = []
+    for name, content, expect in cases:
+        module.unlink(missing_ok=True)
+        if content is not None:
+            module.write_bytes(content)
+        got = json.loads(run([vpy, "-c", UNAVAILABLE_PROBE], cwd=outside, env=env))
+        print(f"dist_test: {name}: {got.get('message', got)}")
+        wanted = {
+            "raises NativeLibraryUnavailable": got.get("type") == "NativeLibraryUnavailable",
+            "an ImportError": "ImportError" in got.get("mro", []),
+            "the same error on the second import": got.get("again_same_type") and got.get("again_same_message"),
+            f"names the platform {where}": where in got.get("message", "") and got.get("platform"),
+            f"names the file {module}": str(module) in got.get("message", "") and got.get("path") == str(module),
+            f"gives the reason ({expect})": expect in got.get("message", "") and got.get("reason"),
+            f"names the platform the wheel carries ({tag})": tag in got.get("message", "") and got.get("carried") == [tag],
+        }
+        failures += [f"{name}: does not {what}" for what, ok in wanted.items() if not ok]
+    module.write_bytes(original)
+    # the negative control: the same probe with the module in place imports
+    got = json.loads(run([vpy, "-c", UNAVAILABLE_PROBE], cwd=outside, env=env))
+    if "loaded" not in got:
+        failures.append(f"with the module restored, the import still fails: {got}")
+    if failures:
+        sys.exit("dist_test: " + "\n  ".join(["unavailable native module:"] + failures))
+    print(f"dist_test: {len(cases)} ways of losing the native module, each one documented "
+          f"NativeLibraryUnavailable, raised alike twice; restored, it imports")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("step", choices=["dist", "test"])
+    ap.add_argument("step", choices=["dist", "test", "unavailable"])
     ap.add_argument("--work", type=Path, required=True)
     ap.add_argument("--kind", choices=["wheel", "sdist"])
     ap.add_argument("--exports", help="native/exports.txt of the build (the public ABI)")
@@ -163,6 +268,8 @@ def main() -> None:
     root = build_ffi.source_root()
     if args.step == "dist":
         dist(root, args.work, sys.executable)
+    elif args.step == "unavailable":
+        unavailable(root, args.work, sys.executable)
     else:
         test(root, args.work, sys.executable, args.kind, args.exports)
 

@@ -48,6 +48,9 @@ int32_t nd_last_os_error(void)
     return tl_os_error;
 }
 
+/* vprintf-style (format argument 2, no variadic ones): its callers' formats are checked, and
+ * clang's -Wformat-nonliteral takes fmt's pass-through to vsnprintf as it does in them */
+static void record(int os_error, const char *fmt, va_list ap) ND_PRINTF(2, 0);
 static void record(int os_error, const char *fmt, va_list ap)
 {
     int n = vsnprintf(tl_message, sizeof(tl_message), fmt, ap);

@@ -28,7 +28,7 @@
  * flushes the TLB on every system call (page-table isolation without PCID,
  * common on VMs) each page is a TLB miss per read, ~100 ns in all. */
 #  define ND_HOT __attribute__((hot))
-#  if defined(__MINGW32__) /* plain "printf" means msvcrt's checker there, which lacks %zu */
+#  if defined(__MINGW32__) && !defined(__clang__) /* gcc's "printf" there is msvcrt's, without %zu */
 #    define ND_PRINTF(a, b) __attribute__((format(gnu_printf, a, b)))
 #  else
 #    define ND_PRINTF(a, b) __attribute__((format(printf, a, b)))

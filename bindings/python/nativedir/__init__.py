@@ -15,6 +15,11 @@ IsADirectoryError, BlockingIOError (a held lock), ValueError (invalid names,
 arguments, closed objects; a name over 255 bytes raises NameTooLongError, both a
 ValueError and OSError(ENAMETOOLONG) as from os calls), EOFError (a range past
 the end), and OSError with the errno and the library's message otherwise.
+
+Where the native code cannot load (no module for this platform, a corrupted or foreign one, a
+missing C library symbol), ``import nativedir`` raises :class:`NativeLibraryUnavailable`, an
+ImportError naming the platform, the file looked for, the loader's reason and the platforms the
+installed package carries; every later import raises it again, the same.
 """
 from __future__ import annotations
 
@@ -25,9 +30,10 @@ from ._ffi import lib as _lib
 from ._input import Input, Strategy
 from ._output import Output
 from ._ring import IO_URING, THREADS, Ring, RingRead
+from ._unavailable import NativeLibraryUnavailable
 
-__all__ = ["Directory", "Input", "Output", "Lock", "Strategy", "NameTooLongError", "open",
-           "Ring", "RingRead", "IO_URING", "THREADS",
+__all__ = ["Directory", "Input", "Output", "Lock", "Strategy", "NameTooLongError",
+           "NativeLibraryUnavailable", "open", "Ring", "RingRead", "IO_URING", "THREADS",
            "library_version",
            "abi_version", "status_name", "__version__"]
 

@@ -2,33 +2,44 @@ package io.nativedir;
 
 import io.nativedir.jni.nativedirConstants;
 
-/** How an input is read or an output written; the values are the library's ND_IO_* flags. */
+/**
+ * How an input is read or an output written; the values are the library's ND_IO_* flags, read
+ * from the library when a flag is used (never when this class loads: naming a flag must not
+ * load native code, see {@link NativeLibraryUnavailableError}).
+ */
 public enum IOFlag {
   /** Access advice: random reads (small buffer, no read-ahead). */
-  RANDOM(nativedirConstants.ND_IO_RANDOM),
+  RANDOM,
   /** Access advice: sequential reads (large buffer, read-ahead). */
-  SEQUENTIAL(nativedirConstants.ND_IO_SEQUENTIAL),
+  SEQUENTIAL,
   /** Read or written once, in bulk: direct I/O where allowed, else without polluting the cache. */
-  MERGE(nativedirConstants.ND_IO_MERGE),
+  MERGE,
   /** Serve reads from a memory mapping (see {@link NativeInput#mappedBuffer()}). */
-  MMAP(nativedirConstants.ND_IO_MMAP),
+  MMAP,
   /** Fault the mapping in, or read ahead, at open. */
-  PRELOAD(nativedirConstants.ND_IO_PRELOAD),
+  PRELOAD,
   /** Fail instead of falling back when direct I/O is refused. */
-  REQUIRE_DIRECT(nativedirConstants.ND_IO_REQUIRE_DIRECT),
+  REQUIRE_DIRECT,
   /** createOutput replaces an existing file instead of failing. */
-  OVERWRITE(nativedirConstants.ND_IO_OVERWRITE);
+  OVERWRITE;
 
-  final long bits;
-
-  IOFlag(long bits) {
-    this.bits = bits;
+  long bits() {
+    switch (this) {
+      case RANDOM: return nativedirConstants.ND_IO_RANDOM;
+      case SEQUENTIAL: return nativedirConstants.ND_IO_SEQUENTIAL;
+      case MERGE: return nativedirConstants.ND_IO_MERGE;
+      case MMAP: return nativedirConstants.ND_IO_MMAP;
+      case PRELOAD: return nativedirConstants.ND_IO_PRELOAD;
+      case REQUIRE_DIRECT: return nativedirConstants.ND_IO_REQUIRE_DIRECT;
+      case OVERWRITE: return nativedirConstants.ND_IO_OVERWRITE;
+      default: throw new AssertionError(this);
+    }
   }
 
   static long bits(IOFlag... flags) {
     long b = 0;
     for (IOFlag f : flags) {
-      b |= f.bits;
+      b |= f.bits();
     }
     return b;
   }

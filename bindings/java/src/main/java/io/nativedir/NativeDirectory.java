@@ -52,12 +52,14 @@ public final class NativeDirectory implements Closeable {
     if (path.getFileSystem() != java.nio.file.FileSystems.getDefault()) {
       throw new IllegalArgumentException("not on the default file system: " + path.toUri());
     }
+    NativeLoader.load(); // NativeLibraryUnavailableError, every time, where no library loads
     long flags = create ? nativedir.ND_DIR_CREATE : 0;
     return new NativeDirectory(nativedir.nd_open_dir(path.toString(), flags), path);
   }
 
   /** The library's version, "MAJOR.MINOR.PATCH". */
   public static String libraryVersion() {
+    NativeLoader.load();
     return nativedir.nd_version();
   }
 

@@ -6,6 +6,7 @@ import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -27,6 +28,11 @@ import java.util.Locale;
  * calls {@link #load()} from its static initializer, so nothing can reach native code before the
  * library is checked.
  *
+ * <p>Where no library loads, {@link #load()} throws {@link NativeLibraryUnavailableError}, and so
+ * does every later call, the same: the public classes call it before they touch the generated
+ * JNI class, whose static initializer would otherwise fail once and leave a different error
+ * ({@code NoClassDefFoundError}) to every later call.
+ *
  * <p>The jar's copy is written to a new private temporary directory (owner-only permissions
  * where the file system has them, a fresh random name, never a shared predictable path) and
  * loaded from there. Where a loaded library may be unlinked (not Windows), the file and the
@@ -38,46 +44,106 @@ public final class NativeLoader {
   public static final String LIBRARY_PROPERTY = "nativedir.jni.library";
 
   private static final String NAME = "nativedir_jni";
-  private static boolean loaded;
+  /** The jar's list of the platforms it carries, one a line (bindings/java/package/make_jar.cmake). */
+  private static final String PLATFORMS_RESOURCE = "/native/platforms.txt";
+  private static volatile boolean loaded;
   private static String loadedFrom;
+  /** The first load's failure, thrown again (the same) by every later call. */
+  private static NativeLibraryUnavailableError failure;
 
   private NativeLoader() {}
 
-  /** Loads the library if it is not loaded yet; throws UnsatisfiedLinkError with every place tried. */
-  public static synchronized void load() {
+  /**
+   * Loads the library if it is not loaded yet. Where it cannot be loaded, throws {@link
+   * NativeLibraryUnavailableError} with the platform, every place tried, the loader's reason and
+   * the platforms the jar carries, and the same error again on every later call.
+   */
+  public static void load() {
+    if (!loaded) {
+      loadOnce();
+    }
+  }
+
+  private static synchronized void loadOnce() {
     if (loaded) {
       return;
     }
+    if (failure != null) {
+      throw failure.again();
+    }
     List<String> tried = new ArrayList<>();
-    String explicit = System.getProperty(LIBRARY_PROPERTY);
-    if (explicit != null) {
-      loadedFrom = new File(explicit).getAbsolutePath();
-      System.load(loadedFrom);
-    } else if (!loadBesideCode(tried) && !loadFromJar(tried)) {
-      try {
-        System.loadLibrary(NAME);
-        loadedFrom = "java.library.path";
-      } catch (UnsatisfiedLinkError e) {
+    try {
+      String explicit = System.getProperty(LIBRARY_PROPERTY);
+      if (explicit != null) {
+        String path = new File(explicit).getAbsolutePath();
+        tried.add(path + " (-D" + LIBRARY_PROPERTY + ")");
+        if (!new File(path).isFile()) {
+          throw unavailable(tried, "no such file", null);
+        }
+        loadFrom(path, tried);
+        loadedFrom = path;
+      } else if (!loadBesideCode(tried) && !loadFromJar(tried)) {
         tried.add("java.library.path=" + System.getProperty("java.library.path"));
-        UnsatisfiedLinkError err = new UnsatisfiedLinkError(
-            "nativedir: cannot find " + System.mapLibraryName(NAME) + "; tried " + tried
-                + "; set -D" + LIBRARY_PROPERTY + "=/path/to/" + System.mapLibraryName(NAME));
-        err.initCause(e);
-        throw err;
+        try {
+          System.loadLibrary(NAME);
+        } catch (UnsatisfiedLinkError e) {
+          throw unavailable(tried, "no " + System.mapLibraryName(NAME) + " for " + platform()
+              + " in any of these places (" + e.getMessage() + ")", e);
+        }
+        loadedFrom = "java.library.path";
       }
+      // the glue was compiled against one header; refuse a library from another ABI (loaded
+      // first: the generated class's static initializer calls load() again)
+      loaded = true;
+      int abi = nativedir.nd_abi_version();
+      if (abi != nativedirConstants.ND_ABI_VERSION) {
+        loaded = false;
+        throw unavailable(List.of(loadedFrom), "the library implements ABI " + abi
+            + ", this jar was built for ABI " + nativedirConstants.ND_ABI_VERSION, null);
+      }
+    } catch (NativeLibraryUnavailableError e) {
+      failure = e;
+      throw e;
     }
-    loaded = true;
-    // the glue was compiled against one header; refuse a library from another ABI
-    int abi = nativedir.nd_abi_version();
-    if (abi != nativedirConstants.ND_ABI_VERSION) {
-      throw new UnsatisfiedLinkError("nativedir: the loaded library implements ABI " + abi
-          + ", this jar was built for ABI " + nativedirConstants.ND_ABI_VERSION);
+  }
+
+  /** System.load, its failure (corrupted, another CPU, a missing symbol) made the documented one. */
+  private static void loadFrom(String path, List<String> tried) {
+    try {
+      System.load(path);
+    } catch (UnsatisfiedLinkError e) {
+      throw unavailable(tried, e.getMessage(), e);
     }
+  }
+
+  private static NativeLibraryUnavailableError unavailable(List<String> tried, String reason,
+      Throwable cause) {
+    String where = platform() + " (os.name=" + System.getProperty("os.name") + ", os.arch="
+        + System.getProperty("os.arch") + ", Java " + System.getProperty("java.version") + ")";
+    return new NativeLibraryUnavailableError(where, String.join(", ", tried), reason, carried(),
+        cause);
+  }
+
+  /** The platforms the jar carries a library for, from its list. */
+  static List<String> carried() {
+    List<String> platforms = new ArrayList<>();
+    try (InputStream in = NativeLoader.class.getResourceAsStream(PLATFORMS_RESOURCE)) {
+      if (in != null) {
+        for (String line : new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\n")) {
+          if (!line.isBlank()) {
+            platforms.add(line.strip());
+          }
+        }
+      }
+    } catch (IOException e) {
+      // the list is only part of a message: without it the message says the jar carries none
+    }
+    return platforms;
   }
 
   /** Prints which library was loaded and its version: {@code java -cp nativedir.jar io.nativedir.NativeLoader}. */
   public static void main(String[] args) {
-    load();
+    load(); // NativeLibraryUnavailableError, with what it tried, where there is no usable library
     System.out.println("nativedir " + nativedir.nd_version() + " (ABI " + nativedir.nd_abi_version()
         + ") from " + loadedFrom);
   }
@@ -120,7 +186,7 @@ public final class NativeLoader {
         lib.toFile().deleteOnExit();
       }
       try {
-        System.load(lib.toAbsolutePath().toString());
+        loadFrom(lib.toAbsolutePath().toString(), tried);
       } finally {
         if (!windows) {
           // mapped now: the names can go, the mapping stays
@@ -131,10 +197,7 @@ public final class NativeLoader {
       loadedFrom = "jar:" + resource + " (extracted to " + lib + ")";
       return true;
     } catch (IOException e) {
-      UnsatisfiedLinkError err = new UnsatisfiedLinkError(
-          "nativedir: cannot extract " + resource + " from the jar: " + e);
-      err.initCause(e);
-      throw err;
+      throw unavailable(tried, "cannot extract it from the jar: " + e, e);
     }
   }
 
@@ -158,8 +221,8 @@ public final class NativeLoader {
       File candidate = new File(d, System.mapLibraryName(NAME));
       tried.add(candidate.getPath());
       if (candidate.isFile()) {
+        loadFrom(candidate.getAbsolutePath(), tried);
         loadedFrom = candidate.getAbsolutePath();
-        System.load(loadedFrom);
         return true;
       }
     }
