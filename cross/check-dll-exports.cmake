@@ -1,7 +1,7 @@
 # check-dll-exports.cmake: a Windows DLL exports exactly its interface and needs only DLLs that
 # Windows ships.
 # cmake -DDLL=<file.dll> -DOBJDUMP=<objdump> (-DEXPORTS=<exports.txt> | -DPREFIX=<prefix>)
-#       -P check-dll-exports.cmake
+#       [-DFORMAT=<pei-x86-64|pei-i386|coff-arm64>] -P check-dll-exports.cmake
 #   EXPORTS: exactly the public ABI (nativedir.dll);
 #   PREFIX: every export starts with it, and there are at least 20 (the .NET glue's CSharp_*,
 #     the JNI glue's Java_*): the static core inside stays hidden. A name decorated for
@@ -11,6 +11,11 @@ include(${CMAKE_CURRENT_LIST_DIR}/../tests/abi_exports.cmake)
 execute_process(COMMAND ${OBJDUMP} -p ${DLL} OUTPUT_VARIABLE out RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "check-dll-exports: ${OBJDUMP} -p ${DLL} failed")
+endif()
+# the CPU it is built for, as objdump names its file format
+if(FORMAT AND NOT out MATCHES "file format ${FORMAT}\n")
+  string(REGEX MATCH "file format [^\n]*" format "${out}")
+  message(FATAL_ERROR "check-dll-exports: ${DLL} is not ${FORMAT} (${format})")
 endif()
 set(actual "")
 if(out MATCHES "\\[Ordinal/Name Pointer\\] Table")

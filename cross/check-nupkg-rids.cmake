@@ -1,12 +1,15 @@
 # Checks the NativeDir packages' native assets:
 # cmake -DNUPKG=<NativeDir.nupkg> -DRIDS=<rid/file;rid/file...> [-DOTHERS=<more .nupkg;...>]
-#       -P check-nupkg-rids.cmake
+#       [-DREADME=<file with a "## Platforms" table>] -P check-nupkg-rids.cmake
 # - runtimes/<rid>/native/ holds, for every RID, exactly the one .NET glue library named in RIDS
 #   (nothing else: every RID ships the same set, so what works on one is what the others get);
 # - no two files that a RID-specific publish flattens into one folder (lib/<tfm>/* of NUPKG and
 #   OTHERS, runtimes/<rid>/native/* and runtimes/<rid>/lib/<tfm>/*) share a name when case is
 #   ignored, as it is on Windows and macOS: the SDK refuses such a publish (NETSDK1152), and a
-#   forced one puts one file where the other belongs.
+#   forced one puts one file where the other belongs;
+# - the "## Platforms" section of README names exactly these files, each as
+#   `runtimes/<rid>/native/<file>` in the row of its platform: what the documentation says the
+#   package ships is what it ships.
 cmake_minimum_required(VERSION 3.20)
 # directory entries (ending in /) are not files
 function(list_entries nupkg out)
@@ -52,6 +55,35 @@ foreach(n IN LISTS native)
   endif()
 endforeach()
 
+# 1b. the documentation's platform table names exactly what the package ships
+if(README)
+  file(READ "${README}" readme)
+  string(FIND "${readme}" "\n## Platforms\n" at)
+  if(at EQUAL -1)
+    list(APPEND errors "${README} has no \"## Platforms\" section")
+  else()
+    string(SUBSTRING "${readme}" ${at} -1 section)
+    string(SUBSTRING "${section}" 1 -1 section)
+    string(FIND "${section}" "\n## " end)
+    if(NOT end EQUAL -1)
+      string(SUBSTRING "${section}" 0 ${end} section)
+    endif()
+    string(REGEX MATCHALL "`runtimes/[^/`]+/native/[^/`]+`" documented "${section}")
+    list(TRANSFORM documented REPLACE "`" "")
+    list(REMOVE_DUPLICATES documented)
+    foreach(d IN LISTS documented)
+      if(NOT d IN_LIST native)
+        list(APPEND errors "${README} says the package ships ${d}; it does not")
+      endif()
+    endforeach()
+    foreach(n IN LISTS native)
+      if(NOT n IN_LIST documented)
+        list(APPEND errors "the package ships ${n}; the platform table of ${README} does not say so")
+      endif()
+    endforeach()
+  endif()
+endif()
+
 # 2. what one RID-specific publish flattens into one folder: no two names equal ignoring case
 set(all ${main})
 foreach(other IN LISTS OTHERS)
@@ -87,4 +119,7 @@ if(errors)
   list(JOIN main "\n  " listing)
   message(FATAL_ERROR "nupkg-rids: ${NUPKG}:\n  ${text}\npackage holds:\n  ${listing}")
 endif()
-message(STATUS "nupkg-rids: each of ${rids} ships exactly its glue library; no publish folder collides (${tfms})")
+if(README)
+  set(said "; ${README} names exactly these")
+endif()
+message(STATUS "nupkg-rids: each of ${rids} ships exactly its glue library${said}; no publish folder collides (${tfms})")

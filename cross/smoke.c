@@ -11,8 +11,8 @@
 #include "nativedir.h"
 
 #ifdef _WIN32
-#  include <process.h>
-#  define getpid _getpid
+#  include <windows.h> /* GetCurrentProcessId: every CRT's, where _getpid is not (Zig's arm64 msvcrt) */
+#  define getpid GetCurrentProcessId
 #else
 #  include <unistd.h>
 #endif

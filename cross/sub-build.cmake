@@ -255,9 +255,17 @@ if(JNI_SOURCE)
   list(APPEND configure_args -DND_CROSS_JNI_SOURCE=${JNI_SOURCE} -DND_CROSS_JNI_H_DIR=${jni_h_dir}
        -DND_CROSS_JNI_MD_DIR=${jni_md_dir})
 endif()
-# configure once, and again only when these settings change (the build
-# itself re-runs CMake when a CMakeLists.txt changes)
+# configure once, and again only when these settings or the toolchain files change (the build
+# itself re-runs CMake when a CMakeLists.txt changes, but a cached compiler flag stays)
 set(stamp ${WORK}/configure-args.txt)
+file(GLOB toolchain_files ${SOURCE}/cross/toolchain-*.cmake)
+set(toolchain_text "")
+foreach(f IN LISTS toolchain_files)
+  file(READ ${f} t)
+  string(APPEND toolchain_text "${t}")
+endforeach()
+string(SHA256 toolchain_hash "${toolchain_text}")
+set(configure_stamp "${configure_args}\ntoolchains ${toolchain_hash}")
 if(EXISTS ${bin}/CMakeCache.txt)
   # a build tree configured from another source tree cannot be reused
   file(STRINGS ${bin}/CMakeCache.txt home REGEX "^CMAKE_HOME_DIRECTORY:INTERNAL=")
@@ -270,13 +278,13 @@ set(previous "")
 if(EXISTS ${stamp} AND EXISTS ${bin}/CMakeCache.txt)
   file(READ ${stamp} previous)
 endif()
-if(NOT previous STREQUAL "${configure_args}")
+if(NOT previous STREQUAL "${configure_stamp}")
   file(REMOVE_RECURSE ${bin}) # a changed toolchain or option: a fresh tree, not a stale cache
   step("configuring nativedir"
        ${CMAKE_COMMAND} -E env PKG_CONFIG_LIBDIR=${deps}/lib/pkgconfig:${deps}/share/pkgconfig
                                PKG_CONFIG_PATH=
        ${CMAKE_COMMAND} ${configure_args})
-  file(WRITE ${stamp} "${configure_args}")
+  file(WRITE ${stamp} "${configure_stamp}")
 endif()
 # keep going past a program that does not build for this target: every test
 # that did build still runs, and the failure is a test of its own

@@ -16,11 +16,16 @@ packages=(
   gcc-mingw-w64-x86-64 wine64                                 # Windows cross-build, tests under Wine
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user       # Linux arm64 cross-build, tests under qemu
   mono-complete                                               # the .NET Framework builds' tests and benchmark, on Mono
+  musl-tools                                                  # Linux musl x64 (Alpine) cross-build, tests natively
+  gcc-mingw-w64-i686                                          # Windows x86 cross-build
+  llvm                                                        # llvm-nm/objdump/strip: macOS and Windows arm64 checks
 )
 
 # The .NET tests on linux-arm64 (qemu-user) run on Debian's arm64 C and C++ runtimes and OpenSSL
-# (xunit hashes with it), through multiarch: the arm64 loader finds them at its own paths.
-arm64_packages=(libc6:arm64 libstdc++6:arm64 libssl3:arm64)
+# (xunit hashes with it), through multiarch: the arm64 loader finds them at its own paths. The Linux
+# musl arm64 cross-build takes Debian's arm64 musl the same way (its aarch64-linux-musl-gcc, and
+# the loader its tests run on under qemu-user).
+arm64_packages=(libc6:arm64 libstdc++6:arm64 libssl3:arm64 musl-dev:arm64)
 
 missing=()
 if ! dpkg --print-foreign-architectures | grep -qx arm64; then
@@ -35,6 +40,15 @@ if ((${#missing[@]})); then
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+# npm fetches Zig (cross/fetch-zig.sh), the compiler of the macOS and Windows arm64 builds; a
+# Node.js that brings its own npm is kept
+if ! command -v npm >/dev/null 2>&1; then
+  echo "deps: installing npm"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends npm >/dev/null
 fi
 if ! command -v dotnet >/dev/null 2>&1; then
   echo "deps: the .NET SDK (dotnet) is not on PATH; the .NET suites will be reported as failed" >&2

@@ -24,6 +24,13 @@ if(ND_DOTNET_EXTRA_RUNTIMES)
     set_tests_properties(dotnet_suites_linux-arm64 PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED")
   endif()
 endif()
+# linux-musl-x64 (Alpine): the unit suite is published as for the others, which shows the publish
+# takes the package's musl glue; its run needs musl builds of libstdc++ and libgcc_s for the .NET
+# runtime itself, and reports itself skipped where musl's loader finds none (platform-tests.sh)
+set(ND_PLATFORM_MUSL_RIDS "")
+if(ND_DOTNET_EXTRA_RUNTIMES)
+  set(ND_PLATFORM_MUSL_RIDS linux-musl-x64)
+endif()
 # the cross-build's prefix: wineboot runs once, at build time (cross/sub-build.cmake)
 set(ND_PLATFORM_WINEPREFIX ${PROJECT_BINARY_DIR}/cross/win64/wineprefix)
 # the SDK whose reference pack is the Lucene end-to-end tests' corpus
@@ -58,4 +65,18 @@ foreach(rid IN LISTS ND_PLATFORM_RIDS)
     set_tests_properties(${tname} PROPERTIES TIMEOUT 1200 SKIP_RETURN_CODE 77
       FIXTURES_REQUIRED dotnet_published_${rid} LABELS "dotnet;${rid}")
   endforeach()
+endforeach()
+
+foreach(rid IN LISTS ND_PLATFORM_MUSL_RIDS)
+  add_test(NAME dotnet_publish_${rid}
+    COMMAND ${CMAKE_COMMAND} -E env ${ND_DOTNET_ENV}
+            bash ${ND_PLATFORM_SCRIPT} publish ${DOTNET_EXECUTABLE} ${ND_DOTNET_FEED} ${PROJECT_VERSION}
+            ${rid} ${ND_PLATFORM_WORK} ${SRC}/NativeDir.Tests/NativeDir.Tests.csproj)
+  set_tests_properties(dotnet_publish_${rid} PROPERTIES TIMEOUT 900
+    FIXTURES_SETUP dotnet_published_${rid} RESOURCE_LOCK dotnet_platform_publish)
+  add_test(NAME dotnet_tests_${rid}
+    COMMAND bash ${ND_PLATFORM_SCRIPT} run ${rid} ${ND_PLATFORM_WORK} NativeDir.Tests ${ND_PLATFORM_WINEPREFIX}
+            ${ND_PLATFORM_DOTNET_ROOT})
+  set_tests_properties(dotnet_tests_${rid} PROPERTIES TIMEOUT 1200 SKIP_RETURN_CODE 77
+    FIXTURES_REQUIRED dotnet_published_${rid} LABELS "dotnet;${rid}")
 endforeach()

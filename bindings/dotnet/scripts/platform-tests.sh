@@ -62,6 +62,11 @@ publish)
     # a .NET assembly holds the CLI metadata root, whose signature is "BSJB"
     grep -q BSJB "$out/NativeDir.dll" && ! grep -q BSJB "$out/$glue" ||
       { echo "platform-tests: $out/NativeDir.dll is not the managed assembly" >&2; exit 1; }
+    # and the glue is the package's own for this RID, not a fallback RID's (on Alpine, .NET would
+    # otherwise take linux-x64's, built against glibc)
+    /usr/bin/python3 -c 'import sys, zipfile; sys.stdout.buffer.write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]))' \
+      "$feed/NativeDir.$version.nupkg" "runtimes/$rid/native/$glue" | cmp -s - "$out/$glue" ||
+      { echo "platform-tests: $out/$glue is not the package's runtimes/$rid/native/$glue" >&2; exit 1; }
   done
   ;;
 run)
@@ -120,6 +125,26 @@ run)
     # without binfmt_misc, which a container does not have)
     export ND_TEST_CHILD_LAUNCHER=qemu-aarch64
     launch=(qemu-aarch64 "$dir/$name")
+    ;;
+  linux-musl-*)
+    # The .NET runtime for musl (libcoreclr.so, the app host) needs libstdc++.so.6 and
+    # libgcc_s.so.1 built against musl, found by musl's loader; Debian builds them for glibc only
+    # (glibc's cannot stand in: they need glibc-only symbols)
+    arch=${rid#linux-musl-}; [ "$arch" = x64 ] && arch=x86_64; [ "$arch" = arm64 ] && arch=aarch64
+    paths=$(tr ':\n' '  ' <"/etc/ld-musl-$arch.path" 2>/dev/null || true)
+    missing=""
+    for lib in $(readelf -d "$dir/libcoreclr.so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+      case "$lib" in libc.musl-*|ld-musl-*|libc.so) continue ;; esac
+      found=""
+      for d in $paths /lib /usr/local/lib /usr/lib; do [ -e "$d/$lib" ] && found=$d; done
+      [ -n "$found" ] || missing+=" $lib"
+    done
+    if [ -n "$missing" ]; then
+      echo "platform-tests: SKIPPED: the .NET runtime for $rid (libcoreclr.so) needs musl builds of$missing, which musl's loader finds nowhere here (${paths:-no /etc/ld-musl-$arch.path} /lib /usr/local/lib /usr/lib): $name is not run on $rid"
+      exit 77
+    fi
+    export DOTNET_ROOT=$root DOTNET_SYSTEM_GLOBALIZATION_INVARIANT=1
+    launch=("$dir/$name")
     ;;
   *)
     echo "platform-tests: no way to run $rid here" >&2
