@@ -64,9 +64,15 @@ publish)
       { echo "platform-tests: $out/NativeDir.dll is not the managed assembly" >&2; exit 1; }
     # and the glue is the package's own for this RID, not a fallback RID's (on Alpine, .NET would
     # otherwise take linux-x64's, built against glibc)
+    # ("mono" and "netstandard2.0" are builds for linux-x64: theirs is linux-x64's)
+    case "$rid" in
+    mono) entry=$glue ;;
+    netstandard2.0) entry=runtimes/linux-x64/native/$glue ;;
+    *) entry=runtimes/$rid/native/$glue ;;
+    esac
     /usr/bin/python3 -c 'import sys, zipfile; sys.stdout.buffer.write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]))' \
-      "$feed/NativeDir.$version.nupkg" "runtimes/$rid/native/$glue" | cmp -s - "$out/$glue" ||
-      { echo "platform-tests: $out/$glue is not the package's runtimes/$rid/native/$glue" >&2; exit 1; }
+      "$feed/NativeDir.$version.nupkg" "$entry" | cmp -s - "$out/$glue" ||
+      { echo "platform-tests: $out/$glue is not the package's $entry" >&2; exit 1; }
   done
   ;;
 run)
