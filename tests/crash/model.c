@@ -688,8 +688,11 @@ static void reach(cm_model *m, uint64_t ino, int depth, uint64_t *inos, uint64_t
     uint64_t last = end > 0 ? (end - 1) / 512 * 512 : 0;
     if (first >= end)
         return; /* no boundary strictly inside the write: it cannot tear */
-    uint64_t cuts[2] = {first, last};
+    uint64_t mid = (off + end) / 2 / 512 * 512;
+    uint64_t cuts[3] = {first, last, mid};
     int n = last != first ? 2 : 1;
+    if (mid > first && mid < last)
+        n = 3;
     for (int i = 0; i < n; i++) {
         if (*count < cap) {
             inos[*count] = ino;

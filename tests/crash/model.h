@@ -104,8 +104,9 @@ const uint8_t *cm_live_data(const cm_model *m, uint64_t ino, size_t *len);
 /*
  * The torn variants a cut now has: for every file the durable namespace still
  * names whose last change since its last fsync is a write spanning a 512-byte
- * boundary, the first and the last such boundary inside that write (one if
- * they coincide). Fills up to cap (ino, end) pairs; returns how many exist.
+ * boundary, the first and the last such boundary inside that write and the
+ * one nearest below its middle (fewer where they coincide). Fills up to cap
+ * (ino, end) pairs; returns how many exist.
  */
 size_t cm_torn_points(cm_model *m, uint64_t *inos, uint64_t *ends, size_t cap);
 

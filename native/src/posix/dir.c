@@ -38,22 +38,57 @@ int nd__posix_dir_fd(const nd_os_dir *dir)
     return dir->fd;
 }
 
+/* fsync of the directory that holds `path`'s last component, so that a
+ * directory just made there is durable in it. */
+static int sync_parent(const char *path)
+{
+    size_t end = strlen(path);
+    while (end > 1 && path[end - 1] == '/') /* trailing slashes */
+        end--;
+    while (end > 0 && path[end - 1] != '/') /* the last component */
+        end--;
+    while (end > 1 && path[end - 1] == '/') /* the slashes before it */
+        end--;
+    char *parent = end == 0 ? strdup(".") : strndup(path, end);
+    if (parent == NULL)
+        return ENOMEM;
+    int fd;
+    do
+        fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    while (fd < 0 && errno == EINTR);
+    int e = fd < 0 ? errno : nd__posix_full_fsync(fd);
+    if (fd >= 0)
+        close(fd);
+    free(parent);
+    return e;
+}
+
+/* mkdir of one component; one made here is made durable in its parent: a
+ * power cut would otherwise take it, and every file nd_sync_dir made durable
+ * in it, away (POSIX: a new name is durable once its directory is fsynced). */
+static int make_dir(char *path, const char **what)
+{
+    if (mkdir(path, 0777) != 0) {
+        *what = "mkdir";
+        return errno == EEXIST ? 0 : errno;
+    }
+    *what = "fsync the parent of";
+    return sync_parent(path);
+}
+
 /* mkdir -p: each missing component, tolerating a racing creator. */
-static int make_dirs(char *path)
+static int make_dirs(char *path, const char **what)
 {
     for (char *p = path + 1; *p != '\0'; p++) {
         if (*p != '/')
             continue;
         *p = '\0';
-        int rc = mkdir(path, 0777);
-        int e = errno;
+        int e = make_dir(path, what);
         *p = '/';
-        if (rc != 0 && e != EEXIST)
+        if (e != 0)
             return e;
     }
-    if (mkdir(path, 0777) != 0 && errno != EEXIST)
-        return errno;
-    return 0;
+    return make_dir(path, what);
 }
 
 int32_t nd__os_dir_open(const char *path, int create, nd_os_dir **out)
@@ -66,11 +101,12 @@ int32_t nd__os_dir_open(const char *path, int create, nd_os_dir **out)
         return nd__fail(ND_E_NO_MEMORY, "open '%s': out of memory", path);
     }
     if (create) {
-        int e = make_dirs(copy);
+        const char *what = "mkdir";
+        int e = make_dirs(copy, &what);
         if (e != 0) {
             free(d);
             free(copy);
-            return nd__fail_os(e, "mkdir '%s'", path);
+            return nd__fail_os(e, "%s '%s'", what, path);
         }
     }
     int fd;
