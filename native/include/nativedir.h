@@ -58,8 +58,8 @@ typedef int64_t nd_handle;
  *   ND_EXPERIMENTAL calls that may still change: rings, nd_read_cached and new
  *                   calls until two bindings use them and they are measured.
  *                   Binding them is allowed; relying on their exact shape
- *                   across minor versions is not. (0.1.0 exported the rings
- *                   and nd_read_cached as ND_1; they moved here before 1.0.)
+ *                   across minor versions is not. CHANGELOG.md lists each
+ *                   node's calls per release.
  */
 
 /* ND_NODE ND_1 */
