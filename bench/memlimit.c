@@ -285,6 +285,7 @@ int ndml_read_stat(ndml_cgroup *cg, ndml_stat *st)
         st->usage = read_number(cg->dir, "memory.current");
         st->peak = read_number(cg->dir, "memory.peak");
         st->file = read_key(cg->dir, "memory.stat", "file");
+        st->shmem = read_key(cg->dir, "memory.stat", "shmem");
         st->anon = read_key(cg->dir, "memory.stat", "anon");
         st->limit_hits = read_key(cg->dir, "memory.events", "max");
         st->oom_kills = read_key(cg->dir, "memory.events", "oom_kill");
@@ -292,12 +293,15 @@ int ndml_read_stat(ndml_cgroup *cg, ndml_stat *st)
         st->usage = read_number(cg->dir, "memory.usage_in_bytes");
         st->peak = read_number(cg->dir, "memory.max_usage_in_bytes");
         st->file = read_key(cg->dir, "memory.stat", "total_cache");
+        st->shmem = read_key(cg->dir, "memory.stat", "total_shmem");
         st->anon = read_key(cg->dir, "memory.stat", "total_rss");
         st->limit_hits = read_number(cg->dir, "memory.failcnt");
         st->oom_kills = read_key(cg->dir, "memory.oom_control", "oom_kill");
     }
     if (st->usage < 0)
         return fail(cg, "read the usage of %s: %s", cg->dir, strerror(errno));
+    if (st->file >= 0 && st->shmem > 0)
+        st->file = st->file > st->shmem ? st->file - st->shmem : 0;
     return 0;
 }
 
@@ -347,8 +351,8 @@ int ndml_remove(ndml_cgroup *cg)
 
 /* ---- eviction ---- */
 
-static int evict_file(int dirfd, const char *name, int64_t *bytes, int64_t *cached, char *why,
-                      size_t why_len)
+static int evict_file(int dirfd, const char *name, int drop, int64_t *bytes, int64_t *cached,
+                      char *why, size_t why_len)
 {
     int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
@@ -362,11 +366,12 @@ static int evict_file(int dirfd, const char *name, int64_t *bytes, int64_t *cach
         rc = -1;
     } else if (S_ISREG(st.st_mode) && st.st_size > 0) {
         /* dirty pages cannot be dropped: write them back first */
-        if (fsync(fd) != 0 && errno != EINVAL && errno != EROFS) {
+        if (drop && fsync(fd) != 0 && errno != EINVAL && errno != EROFS) {
             snprintf(why, why_len, "fsync %s: %s", name, strerror(errno));
             rc = -1;
         } else {
-            posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+            if (drop)
+                posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
             *bytes += st.st_size;
             /* a fresh mapping faults nothing in; mincore only looks */
             void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
@@ -388,6 +393,12 @@ static int evict_file(int dirfd, const char *name, int64_t *bytes, int64_t *cach
 
 int ndml_evict(const char *path, int64_t *bytes, int64_t *cached_after, char *why, size_t why_len)
 {
+    return ndml_residency(path, 1, bytes, cached_after, why, why_len);
+}
+
+int ndml_residency(const char *path, int drop, int64_t *bytes, int64_t *cached_after, char *why,
+                   size_t why_len)
+{
     int64_t total = 0, cached = 0;
     struct stat st;
     if (stat(path, &st) != 0) {
@@ -405,11 +416,11 @@ int ndml_evict(const char *path, int64_t *bytes, int64_t *cached_after, char *wh
         while (rc == 0 && (e = readdir(d)) != NULL) {
             if (e->d_type != DT_REG && e->d_type != DT_UNKNOWN)
                 continue;
-            rc = evict_file(dirfd(d), e->d_name, &total, &cached, why, why_len);
+            rc = evict_file(dirfd(d), e->d_name, drop, &total, &cached, why, why_len);
         }
         closedir(d);
     } else {
-        rc = evict_file(AT_FDCWD, path, &total, &cached, why, why_len);
+        rc = evict_file(AT_FDCWD, path, drop, &total, &cached, why, why_len);
     }
     if (bytes != NULL)
         *bytes = total;

@@ -30,7 +30,10 @@ typedef struct {
     int64_t usage;      /* everything charged now (v1 memory.usage_in_bytes, v2 memory.current) */
     int64_t peak;       /* the most charged at once (v1 memory.max_usage_in_bytes, v2
                            memory.peak); -1 where the kernel does not say */
-    int64_t file;       /* of usage, the page cache (v1 stat total_cache, v2 stat file) */
+    int64_t file;       /* of usage, the page cache of files (v1 stat total_cache, v2 stat
+                           file, each less shmem: the kernel counts shared memory as cache, but
+                           it is a process's own memory and no eviction drops it) */
+    int64_t shmem;      /* shared memory (tmpfs, memfd: e.g. a JIT's double-mapped code) */
     int64_t anon;       /* of usage, anonymous memory (v1 stat total_rss, v2 stat anon) */
     int64_t limit_hits; /* times the limit was reached (v1 memory.failcnt, v2 events max) */
     int64_t oom_kills;  /* processes the OOM killer ended in it (v1 oom_control, v2 events) */
@@ -59,5 +62,8 @@ int ndml_remove(ndml_cgroup *cg);
  * resident, *bytes (may be NULL) how many the files hold. 0, or -1 with the
  * reason in `why`. */
 int ndml_evict(const char *path, int64_t *bytes, int64_t *cached_after, char *why, size_t why_len);
+/* The same without the drop (drop 0): how much of `path` is in the page cache. */
+int ndml_residency(const char *path, int drop, int64_t *bytes, int64_t *cached_after, char *why,
+                   size_t why_len);
 
 #endif

@@ -20,6 +20,8 @@
  *   nd_memlimit evict PATH...
  *       drops the page-cache pages of files (a directory: its files), as before
  *       every cold measurement; prints the bytes still cached (JSON)
+ *   nd_memlimit cached PATH...
+ *       prints how many bytes of the files are in the page cache (JSON)
  *
  * BYTES takes a suffix K, M or G (powers of 1024).
  */
@@ -41,7 +43,8 @@ static void usage(void)
           "       nd_memlimit run [--limit BYTES] [--stat FILE] -- COMMAND [ARG...]\n"
           "       nd_memlimit limit [--cgroup DIR] [--cache] BYTES|max\n"
           "       nd_memlimit stat [--cgroup DIR]\n"
-          "       nd_memlimit evict PATH...\n",
+          "       nd_memlimit evict PATH...\n"
+          "       nd_memlimit cached PATH...\n",
           stderr);
     exit(2);
 }
@@ -74,10 +77,10 @@ static void print_stat(FILE *f, const ndml_cgroup *cg, const ndml_stat *st)
 {
     fprintf(f,
             "{\"cgroup\": \"%s\", \"version\": %d, \"limit\": %lld, \"usage\": %lld, "
-            "\"peak\": %lld, \"file\": %lld, \"anon\": %lld, \"limit_hits\": %lld, "
-            "\"oom_kills\": %lld}\n",
+            "\"peak\": %lld, \"file\": %lld, \"shmem\": %lld, \"anon\": %lld, "
+            "\"limit_hits\": %lld, \"oom_kills\": %lld}\n",
             cg->dir, cg->v2 ? 2 : 1, (long long)st->limit, (long long)st->usage,
-            (long long)st->peak, (long long)st->file, (long long)st->anon,
+            (long long)st->peak, (long long)st->file, (long long)st->shmem, (long long)st->anon,
             (long long)st->limit_hits, (long long)st->oom_kills);
 }
 
@@ -254,7 +257,7 @@ static int cmd_stat(int argc, char **argv)
     return 0;
 }
 
-static int cmd_evict(int argc, char **argv)
+static int cmd_evict(int argc, char **argv, int drop)
 {
     if (argc < 1)
         usage();
@@ -262,14 +265,15 @@ static int cmd_evict(int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         int64_t b = 0, c = 0;
         char why[700];
-        if (ndml_evict(argv[i], &b, &c, why, sizeof(why)) != 0) {
-            fprintf(stderr, "nd_memlimit: evict: %s\n", why);
+        if (ndml_residency(argv[i], drop, &b, &c, why, sizeof(why)) != 0) {
+            fprintf(stderr, "nd_memlimit: %s: %s\n", drop ? "evict" : "cached", why);
             return 1;
         }
         total += b;
         cached += c;
     }
-    printf("{\"bytes\": %lld, \"cached_after\": %lld}\n", (long long)total, (long long)cached);
+    printf("{\"bytes\": %lld, \"%s\": %lld}\n", (long long)total, drop ? "cached_after" : "cached",
+           (long long)cached);
     return 0;
 }
 
@@ -289,7 +293,9 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "stat") == 0)
         return cmd_stat(argc, argv);
     if (strcmp(cmd, "evict") == 0)
-        return cmd_evict(argc, argv);
+        return cmd_evict(argc, argv, 1);
+    if (strcmp(cmd, "cached") == 0)
+        return cmd_evict(argc, argv, 0);
     usage();
     return 2;
 }

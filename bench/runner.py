@@ -21,7 +21,7 @@ import tempfile
 REQUIRED = ("group", "name", "median")
 # A row measured as a rate (operations or bytes per second): its ratio is its
 # rate / the baseline's, so higher is better, the other way round from times.
-RATE_UNITS = ("IOPS", "ops/s", "MiB/s", "MB/s", "GiB/s")
+RATE_UNITS = ("IOPS", "ops/s", "q/s", "docs/s", "MiB/s", "MB/s", "GiB/s")
 SUITE_ORDER = ("c", "dotnet", "java", "python")
 
 

@@ -69,6 +69,8 @@ if command -v fincore > /dev/null; then
   cat data > /dev/null
   res=$(fincore --bytes --noheadings --output RES data)
   [ "$res" -gt $((64 * MIB)) ] || fail "control: the file was not cached before evict ($res B)"
+  "$tool" cached data > cached.json
+  [ "$(field cached.json cached)" -gt $((64 * MIB)) ] || fail "cached says $(cat cached.json) of a cached file"
   "$tool" evict . > evict-dir.json   # a directory: its files
   res=$(fincore --bytes --noheadings --output RES data)
   [ "$res" -lt $((MIB)) ] || fail "evict of the directory left $res B cached"

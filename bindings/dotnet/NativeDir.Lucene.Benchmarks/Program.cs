@@ -40,6 +40,8 @@ namespace NativeDir.Lucene.Benchmarks
         {
             string dir = Arg(args, "--dir") ?? Dirs.Scratch;
             Environment.SetEnvironmentVariable("ND_LUCENE_BENCH_DIR", Path.GetFullPath(dir));
+            if (Arg(args, "--ltm-cache") is string ltmCache)
+                return Ltm(args, ltmCache, dir);
             if (args.Contains("--verify"))
                 return Verify();
             if (Arg(args, "--time-index") is string k)
@@ -69,6 +71,46 @@ namespace NativeDir.Lucene.Benchmarks
             if (args.Contains("--cache-check"))
                 return CacheCheck(Arg(args, "--out") ?? Path.Combine(dir, "cache.json"));
             return Run(Arg(args, "--artifacts") ?? Path.Combine(dir, "artifacts"), args.Contains("--quick"), Arg(args, "--only"));
+        }
+
+        /// <summary>--ltm-cache DIR [--ltm-build] [--verify | --quick] [--out F] [--ltm-kinds K,K]
+        /// [--ltm-limits P,P] [--ltm-rounds N] [--ltm-window S] [--ltm-docs N] [--no-merges]: the
+        /// larger-than-memory search and search-while-merging cells (LargerThanMemory.cs), the
+        /// index cached in DIR; --ltm-build builds it and nothing else.</summary>
+        private static int Ltm(string[] args, string cache, string dir)
+        {
+            bool verify = args.Contains("--verify"), quick = args.Contains("--quick");
+            var shape = verify || quick ? LargerThanMemory.VerifyShape : LargerThanMemory.RecordShape;
+            if (Arg(args, "--ltm-docs") is string docs)
+                shape = shape with { Docs = int.Parse(docs, CultureInfo.InvariantCulture) };
+            if (args.Contains("--ltm-build"))
+                return LargerThanMemory.BuildOnly(cache, shape);
+            var o = new LargerThanMemory.Options();
+            if (verify || quick)
+            {
+                o.WarmSeconds = 0.5;
+                o.WindowSeconds = 0.4;
+                o.MergeSeconds = 1.0;
+                o.QueryCount = 200;
+            }
+            if (Arg(args, "--ltm-kinds") is string kinds)
+                o.Kinds = kinds.Split(',').Select(Enum.Parse<LargerThanMemory.Kind>).ToArray();
+            if (Arg(args, "--ltm-limits") is string limits)
+                o.Limits = limits.Split(',').Select(p => double.Parse(p, CultureInfo.InvariantCulture) / 100).ToArray();
+            if (Arg(args, "--ltm-rounds") is string rounds)
+                o.Rounds = int.Parse(rounds, CultureInfo.InvariantCulture);
+            if (Arg(args, "--ltm-window") is string window)
+                o.WindowSeconds = double.Parse(window, CultureInfo.InvariantCulture);
+            if (Arg(args, "--ltm-warm") is string warm)
+                o.WarmSeconds = double.Parse(warm, CultureInfo.InvariantCulture);
+            if (Arg(args, "--ltm-merge-window") is string mwin)
+                o.MergeSeconds = double.Parse(mwin, CultureInfo.InvariantCulture);
+            if (Arg(args, "--ltm-vocabulary") is string voc)
+                o.Vocabulary = int.Parse(voc, CultureInfo.InvariantCulture);
+            if (Arg(args, "--ltm-queries") is string qc)
+                o.QueryCount = int.Parse(qc, CultureInfo.InvariantCulture);
+            o.Merges = !args.Contains("--no-merges");
+            return LargerThanMemory.Run(cache, shape, Arg(args, "--out") ?? Path.Combine(dir, "ltm.json"), o, verify);
         }
 
         private static string Arg(string[] args, string name)

@@ -52,17 +52,17 @@ namespace NativeDir.Lucene.Benchmarks
         }
 
         /// <summary>A fixed mix of term, boolean, phrase and prefix queries over the corpus'
-        /// frequent words (the same for every directory).</summary>
-        internal static Query[] Queries(List<(string Id, string Body)> docs, int count)
+        /// <paramref name="vocabulary"/> most frequent words (the same for every directory).</summary>
+        internal static Query[] Queries(List<(string Id, string Body)> docs, int count, int vocabulary = 400)
         {
-            var words = docs.Take(5000)
+            var words = docs.Take(Math.Max(5000, vocabulary * 5))
                 .SelectMany(d => d.Body.Split(new[] { ' ', '.', ',', '(', ')', '<', '>', '"' }, StringSplitOptions.RemoveEmptyEntries))
                 .Where(w => w.Length >= 5 && w.All(char.IsLetter))
                 .Select(w => w.ToLowerInvariant())
                 .GroupBy(w => w)
                 .OrderByDescending(g => g.Count()).ThenBy(g => g.Key, StringComparer.Ordinal)
                 .Select(g => g.Key)
-                .Take(400)
+                .Take(vocabulary)
                 .ToArray();
             var parser = new QueryParser(LuceneVersion.LUCENE_48, "body", new StandardAnalyzer(LuceneVersion.LUCENE_48));
             var rnd = new Random(1151);

@@ -62,6 +62,23 @@ add_test(NAME dotnet_lucene_mono_bench_verify
 set_tests_properties(dotnet_lucene_mono_bench_verify PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77
   RESOURCE_LOCK dotnet_platform_publish)
 
+# the larger-than-memory cells on a small index inside nd_memlimit's cgroup, every limit and the
+# merges once, each cell's result checked (not timed); where no memory cgroup can be made
+# nd_memlimit exits 77 and says why
+if(TARGET nd_memlimit)
+  add_test(NAME dotnet_lucene_ltm_verify
+    COMMAND ${CMAKE_COMMAND} -E env ${ND_DOTNET_ENV} ND_MEMLIMIT=$<TARGET_FILE:nd_memlimit>
+            $<TARGET_FILE:nd_memlimit> run -- ${DOTNET_EXECUTABLE}
+            ${ND_DOTNET_DIR}/artifacts/bin/NativeDir.Lucene.Benchmarks/release/NativeDir.Lucene.Benchmarks.dll
+            --ltm-cache ${ND_DOTNET_DIR}/lucene-ltm-verify/cache --verify
+            --dir ${ND_DOTNET_DIR}/lucene-ltm-verify)
+  set_tests_properties(dotnet_lucene_ltm_verify PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77)
+endif()
+# the converter of those cells to the shared format, on a made-up run
+add_test(NAME dotnet_lucene_ltm_to_shared_json
+  COMMAND ${ND_SYSTEM_PYTHON} ${SRC}/NativeDir.Lucene.Benchmarks/test_ltm_to_shared_json.py)
+set_tests_properties(dotnet_lucene_ltm_to_shared_json PROPERTIES TIMEOUT 120)
+
 # an application that knows NativeDir.Lucene only as a package (and NativeDir through it)
 add_test(NAME dotnet_lucene_nupkg_consumer
   COMMAND ${CMAKE_COMMAND} -E env ${ND_DOTNET_ENV}

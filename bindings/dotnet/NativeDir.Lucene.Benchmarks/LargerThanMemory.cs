@@ -1,0 +1,579 @@
+using System;
+using System.Collections.Concurrent;
+using System.Collections.Generic;
+using System.Diagnostics;
+using System.Globalization;
+using System.IO;
+using System.Linq;
+using System.Text;
+using System.Text.Json;
+using System.Threading;
+using Lucene.Net.Analysis.Standard;
+using Lucene.Net.Documents;
+using Lucene.Net.Index;
+using Lucene.Net.Search;
+using Lucene.Net.Store;
+using Lucene.Net.Util;
+using NativeDir.Lucene.Tests;
+using LuceneDirectory = Lucene.Net.Store.Directory;
+
+namespace NativeDir.Lucene.Benchmarks
+{
+    /// <summary>
+    /// Search on an index larger than the memory the process is given, and search while merges
+    /// run (bench/suites.d/lucene_ltm.sh). The process runs under <c>nd_memlimit run</c>; before
+    /// each cell it drops the index's pages from the page cache and limits its memory cgroup to a
+    /// share of the index's size as page cache on top of its own memory (<see cref="MemLimit"/>),
+    /// so an index of N bytes under a 25% limit is searched as on a machine with N/4 of memory for
+    /// the page cache. Each cell opens the directory afresh, runs the query set once (untimed: the
+    /// cache reaches what this limit holds), then searches with several threads for a fixed
+    /// window: queries per second and the latency percentiles. The merge cells add documents on
+    /// one more thread with merges of the index's segments running, and roll the writer back at
+    /// the end, so the cached index is never changed.
+    /// </summary>
+    internal static class LargerThanMemory
+    {
+        /// <summary>On top of the page-cache budget and the process's own memory at the start of a
+        /// cell, room for what the process allocates during it (heap growth between collections,
+        /// thread stacks, the kernel's own objects): without it the kernel's OOM killer ends a
+        /// process whose heap grows a little under a small limit. The cache a cell actually
+        /// held is in its results (cgroup_file_bytes).</summary>
+        internal const long Slack = 16L << 20;
+
+        /// <summary>The same for a merge cell, whose writer also fills its indexing buffer
+        /// (IndexWriterConfig's default 16 MB) and whose merges hold their own buffers.</summary>
+        internal const long MergeSlack = 64L << 20;
+
+        /// <summary>What the index is made of; its key names the cached copy.</summary>
+        internal sealed record Shape(int Docs, int Segments, int BodyMembers, int StoredMembers, int Seed)
+        {
+            // bump when the generator or the index settings change: a cached index of the old
+            // kind must not be taken for the new
+            internal const int Generation = 1;
+
+            internal string Key(int corpusCount) =>
+                $"ltm-g{Generation}-d{Docs}-s{Segments}-b{BodyMembers}-m{StoredMembers}-r{Seed}-c{corpusCount}";
+        }
+
+        /// <summary>The directories compared; the NativeDir variants differ in their policy.</summary>
+        internal enum Kind
+        {
+            NativeDir,
+            NativeDirHybrid,
+            MMap,
+            NIOFS,
+            SimpleFS,
+        }
+
+        internal static readonly Kind[] Builtins = { Kind.MMap, Kind.NIOFS, Kind.SimpleFS };
+
+        internal static string Label(Kind k) => k switch
+        {
+            Kind.NativeDir => "NativeDir.Lucene NativeFSDirectory",
+            Kind.NativeDirHybrid => "NativeDir.Lucene NativeFSDirectory (stored fields buffered)",
+            Kind.MMap => "Lucene.NET MMapDirectory",
+            Kind.NIOFS => "Lucene.NET NIOFSDirectory",
+            Kind.SimpleFS => "Lucene.NET SimpleFSDirectory",
+            _ => k.ToString(),
+        };
+
+        internal static LuceneDirectory Open(Kind k, string path) => k switch
+        {
+            Kind.NativeDir => new NativeFSDirectory(path),
+            Kind.NativeDirHybrid => new NativeFSDirectory(path, null, new StoredFieldsBuffered()),
+            Kind.MMap => new MMapDirectory(new DirectoryInfo(path)),
+            Kind.NIOFS => new NIOFSDirectory(new DirectoryInfo(path)),
+            Kind.SimpleFS => new SimpleFSDirectory(new DirectoryInfo(path)),
+            _ => throw new ArgumentOutOfRangeException(nameof(k)),
+        };
+
+        /// <summary>Stored fields and term vectors read through a buffer with the OS's normal
+        /// read-ahead instead of mapped with random advice: a chunk is then one read (a mapping
+        /// faults it in page by page, one device read each, once it is not cached).</summary>
+        internal sealed class StoredFieldsBuffered : IoStrategyPolicy
+        {
+            public override IoOptions ForInput(string name, IOContext context)
+            {
+                string ext = IndexFileNames.GetExtension(name ?? "");
+                if ((ext == "fdt" || ext == "tvd") && (context == null || context.Context != IOContext.UsageContext.MERGE)
+                    && (context == null || !context.ReadOnce))
+                    return IoOptions.None;
+                return base.ForInput(name, context);
+            }
+        }
+
+        // ---- the documents ----
+
+        /// <summary>Document i, the same on every machine with the same SDK: its body is
+        /// <see cref="Shape.BodyMembers"/> documented members of the corpus (indexed and stored),
+        /// and a stored-only "source" field holds <see cref="Shape.StoredMembers"/> more (the
+        /// original record a results page shows, as an application stores it beside the text it
+        /// searches).</summary>
+        internal sealed class Source
+        {
+            private readonly List<(string Id, string Body)> _corpus;
+            private readonly Shape _shape;
+
+            internal Source(List<(string Id, string Body)> corpus, Shape shape)
+            {
+                _corpus = corpus;
+                _shape = shape;
+            }
+
+            internal static ulong Mix(ulong z)
+            {
+                z += 0x9E3779B97F4A7C15ul;
+                z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ul;
+                z = (z ^ (z >> 27)) * 0x94D049BB133111EBul;
+                return z ^ (z >> 31);
+            }
+
+            internal sealed class Fields
+            {
+                internal readonly Field Id = new StringField("id", "", Field.Store.YES);
+                internal readonly Field Body = new TextField("body", "", Field.Store.YES);
+                internal readonly Field Stored = new StoredField("source", "");
+                internal readonly Document Doc = new();
+                internal readonly StringBuilder Text = new();
+
+                internal Fields()
+                {
+                    Doc.Add(Id);
+                    Doc.Add(Body);
+                    Doc.Add(Stored);
+                }
+            }
+
+            internal Document Fill(Fields f, long i)
+            {
+                ulong s = Mix((ulong)i * 0x100000001B3ul + (ulong)_shape.Seed);
+                int n = _corpus.Count;
+                f.Id.SetStringValue("d" + i.ToString(CultureInfo.InvariantCulture));
+                f.Text.Clear();
+                for (int k = 0; k < _shape.BodyMembers; k++)
+                {
+                    s = Mix(s);
+                    f.Text.Append(k > 0 ? " " : "").Append(_corpus[(int)(s % (ulong)n)].Body);
+                }
+                f.Body.SetStringValue(f.Text.ToString());
+                f.Text.Clear();
+                for (int k = 0; k < _shape.StoredMembers; k++)
+                {
+                    s = Mix(s);
+                    var (id, body) = _corpus[(int)(s % (ulong)n)];
+                    f.Text.Append("<member name=\"").Append(id).Append("\">").Append(body).Append("</member>\n");
+                }
+                f.Stored.SetStringValue(f.Text.ToString());
+                return f.Doc;
+            }
+        }
+
+        // ---- the index, built once and kept ----
+
+        internal sealed record Built(string Path, long Bytes, int Docs, int Segments, double BuildSeconds, bool Reused);
+
+        /// <summary>The index of <paramref name="shape"/> under <paramref name="cacheRoot"/>, built
+        /// first if no complete copy is there (a copy is complete once renamed into place).</summary>
+        internal static Built Ensure(string cacheRoot, Shape shape, List<(string Id, string Body)> corpus)
+        {
+            string key = shape.Key(corpus.Count);
+            string path = Path.Combine(cacheRoot, key);
+            if (System.IO.Directory.Exists(path) && File.Exists(Path.Combine(path, "ltm-index.json")))
+            {
+                var info = JsonDocument.Parse(File.ReadAllText(Path.Combine(path, "ltm-index.json"))).RootElement;
+                return new Built(path, IndexBytes(path), info.GetProperty("docs").GetInt32(),
+                    info.GetProperty("segments").GetInt32(), info.GetProperty("build_seconds").GetDouble(), true);
+            }
+            System.IO.Directory.CreateDirectory(cacheRoot);
+            // other shapes' copies are stale: one index of this size is enough to keep
+            foreach (string old in System.IO.Directory.GetDirectories(cacheRoot, "ltm-*"))
+                System.IO.Directory.Delete(old, recursive: true);
+            string partial = path + ".partial";
+            Dirs.Clear(partial);
+            var sw = Stopwatch.StartNew();
+            var source = new Source(corpus, shape);
+            using (var dir = new NativeFSDirectory(partial))
+            {
+                var cfg = new IndexWriterConfig(LuceneVersion.LUCENE_48, new StandardAnalyzer(LuceneVersion.LUCENE_48))
+                {
+                    OpenMode = OpenMode.CREATE,
+                    // segments of one size, none merged while building: the merge cells merge them
+                    MergePolicy = NoMergePolicy.NO_COMPOUND_FILES,
+                    UseCompoundFile = false,
+                    MaxBufferedDocs = Math.Max(2, shape.Docs / shape.Segments),
+                    RAMBufferSizeMB = IndexWriterConfig.DISABLE_AUTO_FLUSH,
+                };
+                using var w = new IndexWriter(dir, cfg);
+                long next = -1;
+                const int Unit = 1000;
+                var threads = Enumerable.Range(0, Math.Max(1, Environment.ProcessorCount)).Select(_ => new Thread(() =>
+                {
+                    var f = new Source.Fields();
+                    for (long u; (u = Interlocked.Increment(ref next)) * Unit < shape.Docs;)
+                        for (long i = u * Unit; i < Math.Min(shape.Docs, (u + 1) * Unit); i++)
+                            w.AddDocument(source.Fill(f, i));
+                })).ToList();
+                threads.ForEach(t => t.Start());
+                threads.ForEach(t => t.Join());
+                w.Commit();
+            }
+            double secs = sw.Elapsed.TotalSeconds;
+            int segments;
+            using (var d = new NIOFSDirectory(new DirectoryInfo(partial)))
+            using (var r = DirectoryReader.Open(d))
+            {
+                if (r.NumDocs != shape.Docs)
+                    throw new InvalidOperationException($"the built index holds {r.NumDocs} documents, not {shape.Docs}");
+                segments = r.Leaves.Count;
+            }
+            File.WriteAllText(Path.Combine(partial, "ltm-index.json"), JsonSerializer.Serialize(new Dictionary<string, object>
+            {
+                ["key"] = key, ["docs"] = shape.Docs, ["segments"] = segments, ["build_seconds"] = Math.Round(secs, 1),
+            }) + "\n");
+            System.IO.Directory.Move(partial, path);
+            return new Built(path, IndexBytes(path), shape.Docs, segments, secs, false);
+        }
+
+        internal static long IndexBytes(string path) =>
+            new DirectoryInfo(path).GetFiles().Where(f => f.Name != "ltm-index.json").Sum(f => f.Length);
+
+        // ---- searching ----
+
+        internal sealed class Drive
+        {
+            internal long Queries;
+            internal long Hits;
+            internal double Seconds;
+            internal double[] LatenciesMs = Array.Empty<double>();
+
+            internal double Qps => Seconds > 0 ? Queries / Seconds : 0;
+
+            internal double Percentile(double p)
+            {
+                if (LatenciesMs.Length == 0)
+                    return 0;
+                var s = (double[])LatenciesMs.Clone();
+                Array.Sort(s);
+                return s[Math.Min(s.Length - 1, (int)Math.Ceiling(p * s.Length) - 1)];
+            }
+        }
+
+        /// <summary>Runs the queries on <paramref name="threads"/> threads from
+        /// <paramref name="start"/> on, each taking the next from a shared counter (as a server's
+        /// threads take requests), each a results page: the top 10 and their stored documents.
+        /// Stops after <paramref name="max"/> queries or at <paramref name="seconds"/>, whichever
+        /// comes first.</summary>
+        internal static Drive Search(IndexSearcher searcher, Query[] queries, int threads, long start, long max, double seconds)
+        {
+            long next = start - 1, end = max >= 0 ? start + max : long.MaxValue;
+            var sw = Stopwatch.StartNew();
+            double deadline = seconds * 1000;
+            var lat = new ConcurrentBag<double[]>();
+            long hits = 0;
+            var ts = Enumerable.Range(0, threads).Select(_ => new Thread(() =>
+            {
+                var mine = new List<double>(1024);
+                long h = 0;
+                for (long i; sw.Elapsed.TotalMilliseconds < deadline && (i = Interlocked.Increment(ref next)) < end;)
+                {
+                    long t0 = Stopwatch.GetTimestamp();
+                    TopDocs top = searcher.Search(queries[i % queries.Length], 10);
+                    h += top.TotalHits;
+                    foreach (ScoreDoc sd in top.ScoreDocs)
+                        h += searcher.Doc(sd.Doc).Get("id").Length > 0 ? 0 : 1_000_000;
+                    mine.Add(Stopwatch.GetElapsedTime(t0).TotalMilliseconds);
+                }
+                lat.Add(mine.ToArray());
+                Interlocked.Add(ref hits, h);
+            })).ToList();
+            ts.ForEach(t => t.Start());
+            ts.ForEach(t => t.Join());
+            var all = lat.SelectMany(a => a).ToArray();
+            return new Drive { Queries = all.Length, Hits = hits, Seconds = sw.Elapsed.TotalSeconds, LatenciesMs = all };
+        }
+
+        internal sealed class Options
+        {
+            internal double[] Limits = { 1.0, 0.5, 0.25, 0.10 };
+            internal Kind[] Kinds = { Kind.NativeDir, Kind.NativeDirHybrid, Kind.MMap, Kind.NIOFS, Kind.SimpleFS };
+            internal int Threads = 4;
+            internal double WarmSeconds = 4;
+            internal double WindowSeconds = 3;
+            internal double MergeLimit = 0.25;
+            internal double MergeSeconds = 8;
+            internal int Rounds = 1;
+            internal bool Merges = true;
+            internal int QueryCount = 2000;
+            internal int Vocabulary = 4000;
+        }
+
+        private static void Release()
+        {
+            // a mapping (MMapDirectory's, NativeDir's) goes when its inputs are collected
+            for (int i = 0; i < 2; i++)
+            {
+                GC.Collect();
+                GC.WaitForPendingFinalizers();
+            }
+        }
+
+        private static Dictionary<string, object> Common(Kind k, double pct, Built idx, MemLimit.Stat limit, long leftCached, long slack)
+            => new()
+            {
+                ["directory"] = k.ToString(), ["label"] = Label(k), ["limit_pct"] = Math.Round(pct * 100),
+                ["cache_budget_bytes"] = (long)(pct * idx.Bytes), ["cgroup_limit_bytes"] = limit.Limit,
+                ["own_bytes"] = limit.Limit - (long)(pct * idx.Bytes) - slack, ["slack_bytes"] = slack,
+                ["cached_before_bytes"] = leftCached,
+            };
+
+        private static void AddDrive(Dictionary<string, object> cell, Drive d, string prefix = "")
+        {
+            cell[prefix + "qps"] = Math.Round(d.Qps, 2);
+            cell[prefix + "p50_ms"] = Math.Round(d.Percentile(0.50), 3);
+            cell[prefix + "p99_ms"] = Math.Round(d.Percentile(0.99), 3);
+            cell[prefix + "queries"] = d.Queries;
+            cell[prefix + "seconds"] = Math.Round(d.Seconds, 3);
+        }
+
+        /// <summary>One search cell: the index evicted, the limit set, the directory opened, the
+        /// queries once untimed, then the window.</summary>
+        internal static Dictionary<string, object> SearchCell(Kind k, double pct, Built idx, Query[] queries, Options o, out long warmHits)
+        {
+            Release();
+            long left = MemLimit.Evict(idx.Path);
+            MemLimit.Stat limit = MemLimit.LimitCache((long)(pct * idx.Bytes) + Slack);
+            var cell = Common(k, pct, idx, limit, left, Slack);
+            using (LuceneDirectory dir = Open(k, idx.Path))
+            using (DirectoryReader reader = DirectoryReader.Open(dir))
+            {
+                var searcher = new IndexSearcher(reader);
+                Drive warm = Search(searcher, queries, o.Threads, 0, queries.Length, o.WarmSeconds);
+                warmHits = warm.Queries == queries.Length ? warm.Hits : -1;
+                cell["warm_queries"] = warm.Queries;
+                cell["warm_seconds"] = Math.Round(warm.Seconds, 3);
+                Drive d = Search(searcher, queries, o.Threads, warm.Queries, -1, o.WindowSeconds);
+                AddDrive(cell, d);
+                MemLimit.Stat after = MemLimit.Read();
+                cell["cgroup_file_bytes"] = after.File;
+                cell["cgroup_anon_bytes"] = after.Anon;
+                cell["index_cached_bytes"] = MemLimit.Cached(idx.Path);
+            }
+            return cell;
+        }
+
+        /// <summary>Counts the merges the writer ran and the bytes they were estimated to write.</summary>
+        private sealed class CountingMergeScheduler : ConcurrentMergeScheduler
+        {
+            internal int Merges;
+            internal long EstimatedBytes;
+
+            protected override void DoMerge(MergePolicy.OneMerge merge)
+            {
+                Interlocked.Increment(ref Merges);
+                Interlocked.Add(ref EstimatedBytes, merge.EstimatedMergeBytes);
+                base.DoMerge(merge);
+            }
+        }
+
+        /// <summary>One merge cell: as a search cell, then for the window one more thread adds
+        /// documents to the index through an IndexWriter whose merge policy merges the index's
+        /// segments four at a time (run at once, on the merge scheduler's thread), while the
+        /// searches go on; at the end the writer is rolled back (the new files deleted, the index
+        /// as it was).</summary>
+        internal static Dictionary<string, object> MergeCell(Kind k, Built idx, Source source, Query[] queries, Options o)
+        {
+            double pct = o.MergeLimit;
+            Release();
+            long left = MemLimit.Evict(idx.Path);
+            MemLimit.Stat limit = MemLimit.LimitCache((long)(pct * idx.Bytes) + MergeSlack);
+            var cell = Common(k, pct, idx, limit, left, MergeSlack);
+            using LuceneDirectory dir = Open(k, idx.Path);
+            using DirectoryReader reader = DirectoryReader.Open(dir);
+            var searcher = new IndexSearcher(reader);
+            Drive warm = Search(searcher, queries, o.Threads, 0, queries.Length, o.WarmSeconds);
+            cell["warm_queries"] = warm.Queries;
+            // the commit's files (a killed run may have left others, which the writer deletes)
+            var original = new HashSet<string>(reader.IndexCommit.FileNames, StringComparer.Ordinal);
+            var cms = new CountingMergeScheduler();
+            var cfg = new IndexWriterConfig(LuceneVersion.LUCENE_48, new StandardAnalyzer(LuceneVersion.LUCENE_48))
+            {
+                OpenMode = OpenMode.APPEND,
+                MergePolicy = new TieredMergePolicy { SegmentsPerTier = 4, MaxMergeAtOnce = 4, NoCFSRatio = 0 },
+                MergeScheduler = cms,
+            };
+            var writer = new IndexWriter(dir, cfg);
+            long added = 0;
+            double indexSeconds = 0;
+            var stop = new ManualResetEventSlim();
+            var indexer = new Thread(() =>
+            {
+                var f = new Source.Fields();
+                var sw = Stopwatch.StartNew();
+                for (long i = idx.Docs; !stop.IsSet; i++)
+                {
+                    writer.AddDocument(source.Fill(f, i));
+                    added++;
+                }
+                indexSeconds = sw.Elapsed.TotalSeconds;
+            });
+            try
+            {
+                writer.MaybeMerge(); // the merges of the index's segments start now, not at the first flush
+                indexer.Start();
+                Drive d = Search(searcher, queries, o.Threads, warm.Queries, -1, o.MergeSeconds);
+                stop.Set();
+                indexer.Join();
+                AddDrive(cell, d);
+                cell["docs_added"] = added;
+                cell["docs_per_s"] = Math.Round(indexSeconds > 0 ? added / indexSeconds : 0, 1);
+                cell["merges"] = cms.Merges;
+                cell["merge_estimated_bytes"] = cms.EstimatedBytes;
+                string[] fresh = dir.ListAll().Where(n => !original.Contains(n) && n != IndexWriter.WRITE_LOCK_NAME && n != "ltm-index.json").ToArray();
+                long freshBytes = 0;
+                foreach (string n in fresh)
+                {
+                    try { freshBytes += new FileInfo(Path.Combine(idx.Path, n)).Length; }
+                    catch (FileNotFoundException) { } // deleted by the writer meanwhile
+                }
+                cell["new_files_bytes"] = freshBytes;
+                cell["new_files_cached_bytes"] = MemLimit.Cached(fresh.Select(n => Path.Combine(idx.Path, n))
+                    .Where(File.Exists).ToArray());
+                cell["index_cached_bytes"] = MemLimit.Cached(original.Select(n => Path.Combine(idx.Path, n))
+                    .Where(File.Exists).ToArray());
+                MemLimit.Stat after = MemLimit.Read();
+                cell["cgroup_file_bytes"] = after.File;
+            }
+            finally
+            {
+                stop.Set();
+                if (indexer.IsAlive)
+                    indexer.Join();
+                writer.Rollback(); // aborts the merges, deletes what they and the flushes wrote
+            }
+            var now = new HashSet<string>(dir.ListAll(), StringComparer.Ordinal);
+            now.ExceptWith(new[] { IndexWriter.WRITE_LOCK_NAME, "ltm-index.json" });
+            if (!now.SetEquals(original))
+                throw new InvalidOperationException($"{k}: the rollback left the index changed: "
+                    + string.Join(", ", now.Except(original).Concat(original.Except(now).Select(n => "-" + n))));
+            return cell;
+        }
+
+        // ---- the run ----
+
+        internal static Shape RecordShape => new(Docs: 1_800_000, Segments: 12, BodyMembers: 2, StoredMembers: 2, Seed: 35);
+        internal static Shape VerifyShape => new(Docs: 30_000, Segments: 6, BodyMembers: 2, StoredMembers: 2, Seed: 35);
+
+        /// <summary>--ltm-build: the index alone (outside any cgroup), printed as JSON.</summary>
+        internal static int BuildOnly(string cacheRoot, Shape shape)
+        {
+            var corpus = SdkDocsCorpus.Load(int.MaxValue);
+            Built b = Ensure(cacheRoot, shape, corpus);
+            Console.WriteLine($"ltm: index {b.Path}: {b.Bytes / (1 << 20)} MiB, {b.Docs} docs, {b.Segments} segments, "
+                + (b.Reused ? "reused" : $"built in {b.BuildSeconds:F1} s"));
+            return 0;
+        }
+
+        /// <summary>--ltm: every cell; results as JSON in <paramref name="outFile"/>.</summary>
+        internal static int Run(string cacheRoot, Shape shape, string outFile, Options o, bool verify)
+        {
+            if (MemLimit.Unavailable is string why)
+            {
+                Console.WriteLine($"ltm: SKIPPED, NO RESULTS: {why}");
+                return 77;
+            }
+            var corpus = SdkDocsCorpus.Load(int.MaxValue);
+            Built idx = Ensure(cacheRoot, shape, corpus);
+            var source = new Source(corpus, shape);
+            Query[] queries = SearchWorkload.Queries(corpus, o.QueryCount, o.Vocabulary);
+            Console.WriteLine($"ltm: index {idx.Path}: {idx.Bytes / (1 << 20)} MiB, {idx.Docs} docs, {idx.Segments} segments"
+                + (idx.Reused ? " (cached)" : $" (built in {idx.BuildSeconds:F1} s)")
+                + $"; {queries.Length} queries over {o.Vocabulary} words, {o.Threads} threads, {o.Rounds} round(s)");
+            var cells = new List<Dictionary<string, object>>();
+            var hitsPerKind = new Dictionary<Kind, long>();
+            var total = Stopwatch.StartNew();
+            // compiled code for every directory's inputs and Lucene's search paths before the
+            // first cell (tiered compilation is off: the first call compiles fully, and the first
+            // cell would pay for it), with no limit
+            foreach (Kind k in o.Kinds)
+            {
+                using LuceneDirectory dir = Open(k, idx.Path);
+                using DirectoryReader reader = DirectoryReader.Open(dir);
+                Search(new IndexSearcher(reader), queries, o.Threads, 0, Math.Min(queries.Length, 64), 5);
+            }
+            Console.WriteLine($"ltm: compiled ({total.Elapsed.TotalSeconds:F1} s)");
+            for (int round = 0; round < o.Rounds; round++)
+            {
+                for (int li = 0; li < o.Limits.Length; li++)
+                {
+                    // the first directory of a limit rotates, so drift hits all alike
+                    int shift = (round * o.Limits.Length + li) % o.Kinds.Length;
+                    foreach (Kind k in o.Kinds.Skip(shift).Concat(o.Kinds.Take(shift)))
+                    {
+                        var cell = SearchCell(k, o.Limits[li], idx, queries, o, out long hits);
+                        cell["round"] = round;
+                        cell["kind"] = "search";
+                        cells.Add(cell);
+                        if (hits >= 0)
+                        {
+                            if (hitsPerKind.Values.Any(h => h != hits))
+                                throw new InvalidOperationException($"{k}: the query set found {hits} hits, other directories {hitsPerKind.Values.First()}");
+                            hitsPerKind[k] = hits;
+                        }
+                        Console.WriteLine($"  {Label(k),-62} {o.Limits[li] * 100,4:F0}%  {cell["qps"],8} q/s  p99 {cell["p99_ms"],8} ms"
+                            + $"  cached {(long)cell["index_cached_bytes"] >> 20} MiB  (warm {cell["warm_queries"]} in {cell["warm_seconds"]} s;"
+                            + $" own {(long)cell["own_bytes"] >> 20} MiB, anon after {(long)cell["cgroup_anon_bytes"] >> 20} MiB)");
+                    }
+                }
+                if (!o.Merges)
+                    continue;
+                int mshift = round % o.Kinds.Length;
+                foreach (Kind k in o.Kinds.Skip(mshift).Concat(o.Kinds.Take(mshift)))
+                {
+                    var cell = MergeCell(k, idx, source, queries, o);
+                    cell["round"] = round;
+                    cell["kind"] = "merge";
+                    cells.Add(cell);
+                    Console.WriteLine($"  {Label(k),-62} merging  {cell["qps"],8} q/s  p99 {cell["p99_ms"],8} ms  {cell["docs_per_s"]} docs/s"
+                        + $"  {cell["merges"]} merge(s); new files {(long)cell["new_files_bytes"] >> 20} MiB, {(long)cell["new_files_cached_bytes"] >> 20} MiB cached");
+                }
+            }
+            MemLimit.Unlimit();
+            var doc = new Dictionary<string, object>
+            {
+                ["index_bytes"] = idx.Bytes, ["docs"] = idx.Docs, ["segments"] = idx.Segments,
+                ["index_reused"] = idx.Reused, ["build_seconds"] = Math.Round(idx.BuildSeconds, 1), ["key"] = Path.GetFileName(idx.Path),
+                ["threads"] = o.Threads, ["queries"] = queries.Length, ["vocabulary"] = o.Vocabulary,
+                ["warm_seconds"] = o.WarmSeconds, ["window_seconds"] = o.WindowSeconds, ["merge_seconds"] = o.MergeSeconds,
+                ["merge_limit_pct"] = Math.Round(o.MergeLimit * 100), ["rounds"] = o.Rounds,
+                ["seconds"] = Math.Round(total.Elapsed.TotalSeconds, 1), ["cells"] = cells,
+            };
+            File.WriteAllText(outFile, JsonSerializer.Serialize(doc, new JsonSerializerOptions { WriteIndented = true }) + "\n");
+            Console.WriteLine($"ltm: {cells.Count} cells in {total.Elapsed.TotalSeconds:F0} s -> {outFile}");
+            if (verify)
+                Check(cells, o);
+            return 0;
+        }
+
+        /// <summary>--ltm --verify: every cell ran, searched, held to its limit; the merges merged.</summary>
+        private static void Check(List<Dictionary<string, object>> cells, Options o)
+        {
+            void Ok(bool ok, string what)
+            {
+                if (!ok)
+                    throw new InvalidOperationException("ltm verify failed: " + what);
+                Console.WriteLine("ok   " + what);
+            }
+            int want = o.Rounds * (o.Limits.Length + (o.Merges ? 1 : 0)) * o.Kinds.Length;
+            Ok(cells.Count == want, $"{cells.Count} cells of {want}");
+            foreach (var c in cells)
+            {
+                string name = $"{c["directory"]} {c["kind"]} at {c["limit_pct"]}%";
+                Ok((long)c["queries"] > 0 && (double)c["qps"] > 0, $"{name}: {c["queries"]} queries");
+                Ok((long)c["cgroup_limit_bytes"] >= (long)c["cache_budget_bytes"], $"{name}: cgroup limit {c["cgroup_limit_bytes"]} >= budget {c["cache_budget_bytes"]}");
+                Ok((long)c["cgroup_file_bytes"] <= (long)c["cgroup_limit_bytes"], $"{name}: page cache {c["cgroup_file_bytes"]} within the limit");
+                if ((string)c["kind"] == "merge")
+                    Ok((long)c["docs_added"] > 0 && (int)c["merges"] > 0, $"{name}: {c["docs_added"]} docs added, {c["merges"]} merge(s)");
+            }
+        }
+    }
+}
