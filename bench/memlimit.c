@@ -223,8 +223,8 @@ int ndml_create(ndml_cgroup *cg, const char *tag)
     if (!tried)
         return fail(cg, "no memory cgroup hierarchy is mounted (neither cgroup v1's memory "
                         "controller nor cgroup v2 in /proc/self/mounts)");
-    return fail(cg, "cannot make a memory cgroup: %s%s%s", why[0], why[0][0] && why[1][0] ? "; " : "",
-                why[1]);
+    return fail(cg, "cannot make a memory cgroup: %s%s%s", why[0],
+                why[0][0] && why[1][0] ? "; " : "", why[1]);
 }
 
 int ndml_attach(ndml_cgroup *cg, const char *dir)

@@ -62,9 +62,21 @@ static int parse_bytes(const char *s, int64_t *out)
         return -1;
     int shift = 0;
     switch (*end) {
-    case 'K': case 'k': shift = 10; end++; break;
-    case 'M': case 'm': shift = 20; end++; break;
-    case 'G': case 'g': shift = 30; end++; break;
+    case 'K':
+    case 'k':
+        shift = 10;
+        end++;
+        break;
+    case 'M':
+    case 'm':
+        shift = 20;
+        end++;
+        break;
+    case 'G':
+    case 'g':
+        shift = 30;
+        end++;
+        break;
     default: break;
     }
     if (*end != '\0' || v > (INT64_MAX >> shift))
@@ -187,8 +199,9 @@ static int cmd_run(int argc, char **argv)
                 fclose(f);
         }
         if (st.oom_kills > 0)
-            fprintf(stderr, "nd_memlimit: the OOM killer ended %lld process(es) in %s: its limit "
-                            "left too little for the processes' own memory\n",
+            fprintf(stderr,
+                    "nd_memlimit: the OOM killer ended %lld process(es) in %s: its limit "
+                    "left too little for the processes' own memory\n",
                     (long long)st.oom_kills, run_cg.dir);
     }
     if (ndml_remove(&run_cg) != 0) {

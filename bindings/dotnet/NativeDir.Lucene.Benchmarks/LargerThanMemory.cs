@@ -428,7 +428,8 @@ namespace NativeDir.Lucene.Benchmarks
                 cell["docs_per_s"] = Math.Round(indexSeconds > 0 ? added / indexSeconds : 0, 1);
                 cell["merges"] = cms.Merges;
                 cell["merge_estimated_bytes"] = cms.EstimatedBytes;
-                string[] fresh = dir.ListAll().Where(n => !original.Contains(n) && n != IndexWriter.WRITE_LOCK_NAME && n != "ltm-index.json").ToArray();
+                string[] fresh = dir.ListAll().Where(n => !original.Contains(n) && n != IndexWriter.WRITE_LOCK_NAME && n != "ltm-index.json"
+                    && n != IndexFileNames.SEGMENTS_GEN).ToArray();
                 long freshBytes = 0;
                 foreach (string n in fresh)
                 {
@@ -451,7 +452,8 @@ namespace NativeDir.Lucene.Benchmarks
                 writer.Rollback(); // aborts the merges, deletes what they and the flushes wrote
             }
             var now = new HashSet<string>(dir.ListAll(), StringComparer.Ordinal);
-            now.ExceptWith(new[] { IndexWriter.WRITE_LOCK_NAME, "ltm-index.json" });
+            // segments.gen is no commit's file: Lucene 4 rewrites it beside every commit
+            now.ExceptWith(new[] { IndexWriter.WRITE_LOCK_NAME, "ltm-index.json", IndexFileNames.SEGMENTS_GEN });
             if (!now.SetEquals(original))
                 throw new InvalidOperationException($"{k}: the rollback left the index changed: "
                     + string.Join(", ", now.Except(original).Concat(original.Except(now).Select(n => "-" + n))));
