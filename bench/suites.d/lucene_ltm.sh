@@ -22,7 +22,9 @@ rm -rf "$scratch"
 mkdir -p "$scratch" "$out"
 export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 ND_MEMLIMIT="$tool"
 args=()
-[ "${ND_BENCH_QUICK:-0}" = 1 ] && args=(--quick)
+# the quick run's small index has a cache of its own: one shape is kept per cache, and a quick
+# run must not delete the full run's index
+[ "${ND_BENCH_QUICK:-0}" = 1 ] && args=(--quick) && cache="$cache-quick"
 convert=(/usr/bin/python3 "$src/bindings/dotnet/NativeDir.Lucene.Benchmarks/ltm_to_shared_json.py"
          "$scratch/ltm.json" "$out/lucene_ltm.json" "$(uname -srm)")
 

@@ -398,7 +398,14 @@ namespace NativeDir.Lucene.Benchmarks
             var cfg = new IndexWriterConfig(LuceneVersion.LUCENE_48, new StandardAnalyzer(LuceneVersion.LUCENE_48))
             {
                 OpenMode = OpenMode.APPEND,
-                MergePolicy = new TieredMergePolicy { SegmentsPerTier = 4, MaxMergeAtOnce = 4, NoCFSRatio = 0 },
+                // the floor at the size of one built segment: the policy's tiers start at the smallest
+                // segment, and one small one (the last flush of the build) would make the index's
+                // dozen segments look like a tiered index that needs no merge
+                MergePolicy = new TieredMergePolicy
+                {
+                    SegmentsPerTier = 4, MaxMergeAtOnce = 4, NoCFSRatio = 0,
+                    FloorSegmentMB = Math.Max(2.0, idx.Bytes / (double)idx.Segments / (1 << 20)),
+                },
                 MergeScheduler = cms,
             };
             var writer = new IndexWriter(dir, cfg);
