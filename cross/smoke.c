@@ -19,14 +19,14 @@
 
 static int failures;
 
-#define CHECK(cond)                                                                      \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            fprintf(stderr, "FAIL %s:%d: %s (last error: %s)\n", __FILE__, __LINE__, #cond, \
-                    nd_last_error_message());                                            \
-            failures++;                                                                  \
-        }                                                                                \
-    } while (0)
+#define CHECK(cond)                                                                                \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      fprintf(stderr, "FAIL %s:%d: %s (last error: %s)\n", __FILE__, __LINE__, #cond,              \
+              nd_last_error_message());                                                            \
+      failures++;                                                                                  \
+    }                                                                                              \
+  } while (0)
 
 static const char *temp_root(void)
 {

@@ -18,6 +18,7 @@ packages=(
   mono-complete                                               # the .NET Framework builds' tests and benchmark, on Mono
   musl-tools                                                  # Linux musl x64 (Alpine) cross-build, tests natively
   gcc-mingw-w64-i686                                          # Windows x86 cross-build
+  clang-format                                                # the C format check (ctest c_format)
   llvm                                                        # llvm-nm/objdump/strip: macOS and Windows arm64 checks
 )
 

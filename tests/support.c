@@ -385,13 +385,13 @@ void tst_assert_status(int64_t expected, int64_t actual, const char *expr, const
 {
     if (expected == actual)
         return;
-    const char *en = expected >= INT32_MIN && expected <= 0 ? nd_status_name((int32_t)expected)
-                                                             : "(a value)";
-    const char *an = actual >= INT32_MIN && actual <= 0 ? nd_status_name((int32_t)actual)
-                                                         : "(a value)";
+    const char *en =
+        expected >= INT32_MIN && expected <= 0 ? nd_status_name((int32_t)expected) : "(a value)";
+    const char *an =
+        actual >= INT32_MIN && actual <= 0 ? nd_status_name((int32_t)actual) : "(a value)";
     print_error("%s:%d: %s returned %lld %s, expected %lld %s; last error: %s (os error %d)\n",
-                   file, line, expr, (long long)actual, an, (long long)expected, en,
-                   nd_last_error_message(), (int)nd_last_os_error());
+                file, line, expr, (long long)actual, an, (long long)expected, en,
+                nd_last_error_message(), (int)nd_last_os_error());
     _fail(file, line);
 }
 
@@ -401,7 +401,7 @@ void tst_assert_message_contains(const char *needle, const char *file, int line)
     if (msg != NULL && strstr(msg, needle) != NULL)
         return;
     print_error("%s:%d: last error message \"%s\" does not contain \"%s\"\n", file, line,
-                   msg == NULL ? "(NULL)" : msg, needle);
+                msg == NULL ? "(NULL)" : msg, needle);
     _fail(file, line);
 }
 
@@ -799,6 +799,7 @@ uint8_t *tst_put_random(tst_env *env, const char *name, size_t len, uint64_t see
     uint8_t *data = tst_random_buffer(len, seed);
     char path[TST_PATH_MAX];
     assert_non_null(data);
-    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, name), data, len), 0);
+    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, name), data, len),
+                     0);
     return data;
 }

@@ -72,13 +72,12 @@ uint8_t *tst_put_random(tst_env *env, const char *name, size_t len, uint64_t see
 
 /* Asserts that an ND_* call returned `expected`; on failure prints both status
  * names and the library's last error message. */
-#define assert_status(expected, actual) \
-    tst_assert_status((int64_t)(expected), (int64_t)(actual), #actual, __FILE__, __LINE__)
+#define assert_status(expected, actual)                                                            \
+  tst_assert_status((int64_t)(expected), (int64_t)(actual), #actual, __FILE__, __LINE__)
 void tst_assert_status(int64_t expected, int64_t actual, const char *expr, const char *file,
                        int line);
 /* Asserts that the thread's last error message contains `needle`. */
-#define assert_message_contains(needle) \
-    tst_assert_message_contains((needle), __FILE__, __LINE__)
+#define assert_message_contains(needle) tst_assert_message_contains((needle), __FILE__, __LINE__)
 void tst_assert_message_contains(const char *needle, const char *file, int line);
 
 /* Prints a loud, greppable notice that a case could not run here. */
@@ -125,10 +124,10 @@ typedef struct {
     int to_child, from_child;
 } tst_child;
 int tst_child_start(tst_child *c, int (*fn)(void *ctx, int from_parent, int to_parent), void *ctx);
-int tst_child_send(tst_child *c, char byte);  /* 0 or -1 */
-int tst_child_recv(tst_child *c);             /* the byte, or -1 at EOF/error */
-int tst_child_wait(tst_child *c);             /* exit code, or 128 + signal */
-void tst_child_kill(tst_child *c);            /* SIGKILL, then wait */
+int tst_child_send(tst_child *c, char byte); /* 0 or -1 */
+int tst_child_recv(tst_child *c);            /* the byte, or -1 at EOF/error */
+int tst_child_wait(tst_child *c);            /* exit code, or 128 + signal */
+void tst_child_kill(tst_child *c);           /* SIGKILL, then wait */
 /* For fn: one byte each way. */
 int tst_pipe_send(int fd, char byte);
 int tst_pipe_recv(int fd);

@@ -85,7 +85,7 @@ static int probe_real_alignment(void **state)
     if (ok && statx(AT_FDCWD, path, 0, STATX_DIOALIGN, &sx) == 0 &&
         (sx.stx_mask & STATX_DIOALIGN) && sx.stx_dio_offset_align != 0) {
         real_align = sx.stx_dio_offset_align > sx.stx_dio_mem_align ? sx.stx_dio_offset_align
-                                                                     : sx.stx_dio_mem_align;
+                                                                    : sx.stx_dio_mem_align;
         real_how = "statx STATX_DIOALIGN";
     }
 #endif
@@ -152,7 +152,8 @@ static void write_round(tst_env *env, const char *name, uint32_t a, const uint8_
     nd_handle out;
     assert_status(ND_OK, nd_create_output(env->dir, name, ND_IO_MERGE, &out));
     expect_strategy(nd_output_strategy(out));
-    const size_t pieces[] = {1, 3, 100, 4095, 4097, a - 1, a + 1, 65537, 262147, 1, (size_t)a * 2 + 5};
+    const size_t pieces[] = {
+        1, 3, 100, 4095, 4097, a - 1, a + 1, 65537, 262147, 1, (size_t)a * 2 + 5};
     const size_t n_pieces = sizeof(pieces) / sizeof(pieces[0]);
     /* syncs with a partial block in the buffer (padded, then truncated): one
      * before anything went out, one past the first full buffer; more writes
@@ -198,8 +199,8 @@ static void positional_round(nd_handle in, uint32_t a, const uint8_t *model, siz
     uint8_t *odd = buf + 1; /* never aligned to 512 or more */
     /* (each bounced read of n bytes at s moves round_up(s % a + n, a): few enough
      * that 8 MiB alignments stay quick) */
-    const int64_t offs[] = {0, 4097, (int64_t)a - 1, (int64_t)a + 1, (int64_t)bounce + 1,
-                            (int64_t)len - 1};
+    const int64_t offs[] = {
+        0, 4097, (int64_t)a - 1, (int64_t)a + 1, (int64_t)bounce + 1, (int64_t)len - 1};
     const size_t lens[] = {1, 100, (size_t)a + 7, bounce + (size_t)a + 5};
     for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
         if (offs[i] < 0 || (size_t)offs[i] >= len)
@@ -230,8 +231,8 @@ static void cursor_round(nd_handle in, uint32_t a, const uint8_t *model, size_t 
     size_t cap = max_sz(BOUNCE_DEFAULT, a);
     uint8_t *buf = malloc(len + 1);
     assert_non_null(buf);
-    const int64_t pos[] = {0, 4097, (int64_t)a - 1, (int64_t)a + 1, (int64_t)cap + 3,
-                           (int64_t)len - 5};
+    const int64_t pos[] = {
+        0, 4097, (int64_t)a - 1, (int64_t)a + 1, (int64_t)cap + 3, (int64_t)len - 5};
     for (size_t i = 0; i < sizeof(pos) / sizeof(pos[0]); i++) {
         if (pos[i] < 0 || (size_t)pos[i] >= len)
             continue;
@@ -276,8 +277,7 @@ static void cursor_round(nd_handle in, uint32_t a, const uint8_t *model, size_t 
     free(buf);
 }
 
-static void read_round(tst_env *env, const char *name, uint32_t a, const uint8_t *model,
-                       size_t len)
+static void read_round(tst_env *env, const char *name, uint32_t a, const uint8_t *model, size_t len)
 {
     nd_handle in, clone, slice, inner;
     assert_status(ND_OK, nd_open_input(env->dir, name, ND_IO_MERGE, &in));
@@ -437,8 +437,10 @@ static void blksize_without_dioalign(void **state)
             continue; /* the I/O at this alignment ran already */
         last = a;
         if (a < real_align) {
-            fprintf(stderr, "test_align: st_blksize %u (alignment %u) skipped: below this file "
-                            "system's %u\n", (unsigned)b, (unsigned)a, (unsigned)real_align);
+            fprintf(stderr,
+                    "test_align: st_blksize %u (alignment %u) skipped: below this file "
+                    "system's %u\n",
+                    (unsigned)b, (unsigned)a, (unsigned)real_align);
             continue;
         }
         full_round(env, a, b + 1);

@@ -96,7 +96,8 @@ static void reads_allocate_nothing(void **state)
     const size_t len = 1u << 20;
     uint8_t *data = tst_random_buffer(len, 1);
     char path[TST_PATH_MAX];
-    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "f"), data, len), 0);
+    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "f"), data, len),
+                     0);
     uint8_t *buf = malloc(70000);
     for (size_t f = 0; f < sizeof(read_flags) / sizeof(read_flags[0]); f++) {
         nd_handle in;

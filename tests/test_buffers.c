@@ -43,7 +43,9 @@ static void the_cache_keeps_the_buffers_given_back_last(void **state)
         void *back = nd__buffer_take(ALIGN, size_of(i));
         if (back != p[i])
             fail_msg("buffer %d (given back %s) was not kept", i,
-                     i == X ? "second to last" : i == Y ? "last" : "before X and Y");
+                     i == X   ? "second to last"
+                     : i == Y ? "last"
+                              : "before X and Y");
         nd__os_aligned_free(back);
     }
     nd__os_aligned_free(p[0]);

@@ -28,6 +28,8 @@ typedef int64_t (*failing_call)(fx *f);
 
 #define ROW(fn, what) static int64_t row_##fn##_##what(fx *f)
 
+/* One line per row: the rows read as a list of the calls and their failures. */
+/* clang-format off */
 ROW(nd_open_dir, missing) { nd_handle h; (void)f; return nd_open_dir("/nonexistent/nd/call/names", 0, &h); }
 ROW(nd_open_dir, null_out) { (void)f; return nd_open_dir(".", 0, NULL); }
 ROW(nd_list, stale) { char b[8]; return nd_list(f->stale, b, sizeof b); }
@@ -156,6 +158,7 @@ static const row rows[] = {
     R(nd_ring_in_flight, wrong_kind), R(nd_ring_event_fd, wrong_kind), R(nd_ring_event_fd, stale),
     R(nd_close, stale), R(nd_close, zero),
 };
+/* clang-format on */
 
 /* Exported calls that cannot fail: they return a value, never a status. */
 static const char *const never_fail[] = {
@@ -180,8 +183,8 @@ static int setup(void **state)
         return -1;
     if (nd_open_input(f->dir, "f", 0, &f->in) != ND_OK ||
         nd_create_output(f->dir, "o", 0, &f->out) != ND_OK ||
-        nd_ring_open(4, 0, &f->ring) != ND_OK || nd_open_input(f->dir, "f", 0, &f->stale) != ND_OK ||
-        nd_close(f->stale) != ND_OK)
+        nd_ring_open(4, 0, &f->ring) != ND_OK ||
+        nd_open_input(f->dir, "f", 0, &f->stale) != ND_OK || nd_close(f->stale) != ND_OK)
         return -1;
     *state = f;
     return 0;
@@ -231,8 +234,8 @@ static int check_message(const char *fn, const char *what, int64_t rc, const cha
     }
     if (strncmp(msg, fn, n) != 0 || strncmp(msg + n, ": ", 2) != 0) {
         if (!quiet)
-            fprintf(stderr, "%s (%s): %s, message does not start with \"%s: \": \"%s\"\n", fn,
-                    what, nd_status_name((int32_t)rc), fn, msg);
+            fprintf(stderr, "%s (%s): %s, message does not start with \"%s: \": \"%s\"\n", fn, what,
+                    nd_status_name((int32_t)rc), fn, msg);
         return 1;
     }
     const char *again = call_name_after(msg + n + 2);
@@ -262,7 +265,8 @@ static void the_check_catches_a_second_name(void **state)
 {
     (void)state;
     quiet = 1;
-    assert_int_equal(check_message("nd_fsync", "t", -4, "nd_fsync: open 'f' in '/d/nd_x': gone"), 0);
+    assert_int_equal(check_message("nd_fsync", "t", -4, "nd_fsync: open 'f' in '/d/nd_x': gone"),
+                     0);
     assert_int_equal(check_message("nd_lock", "t", -4, "nd_lock: '.nd-1.tmp' in '/d' is held"), 0);
     assert_int_equal(check_message("nd_fsync", "t", -4, "nd_fsync: nd_open: 'f'"), 1);
     assert_int_equal(check_message("nd_fsync", "t", -4, "nd_fsync: 'f': nd_close failed"), 1);
@@ -290,7 +294,6 @@ static void every_export_has_a_row(void **state)
     assert_int_equal(missing, 0);
 }
 
-
 #ifdef ND_FAULT_INJECTION
 /* ---- the same, with every OS call and allocation made to fail in turn ----
  *
@@ -301,7 +304,7 @@ static void every_export_has_a_row(void **state)
  * and checks the message of every failure that comes back. This reaches the
  * OS layer's and the handle table's messages on paths no argument error can.
  */
-#include "fault.h"
+#  include "fault.h"
 
 static nd_fault_point sweep_point;
 static long sweep_nth;
@@ -325,7 +328,7 @@ static int64_t disarm(int64_t rc)
     return rc;
 }
 
-#define CALL(expr) (arm(), disarm(expr))
+#  define CALL(expr) (arm(), disarm(expr))
 
 typedef struct {
     tst_env *env;
@@ -341,7 +344,7 @@ static void put_file(sfx *f, const char *name, size_t len)
     free(data);
 }
 
-#define SCEN(fn, what) static int64_t sc_##fn##_##what(sfx *f)
+#  define SCEN(fn, what) static int64_t sc_##fn##_##what(sfx *f)
 
 SCEN(nd_open_dir, create)
 {
@@ -358,12 +361,37 @@ SCEN(nd_list, names)
     put_file(f, "a", 1);
     return CALL(nd_list(f->dir, buf, sizeof buf));
 }
-SCEN(nd_file_exists, yes) { put_file(f, "a", 1); return CALL(nd_file_exists(f->dir, "a")); }
-SCEN(nd_file_length, ten) { int64_t n; put_file(f, "a", 10); return CALL(nd_file_length(f->dir, "a", &n)); }
-SCEN(nd_delete_file, one) { put_file(f, "a", 1); return CALL(nd_delete_file(f->dir, "a")); }
-SCEN(nd_rename, over) { put_file(f, "a", 1); put_file(f, "b", 2); return CALL(nd_rename(f->dir, "a", "b")); }
-SCEN(nd_fsync, one) { put_file(f, "a", 1); return CALL(nd_fsync(f->dir, "a")); }
-SCEN(nd_sync_dir, one) { return CALL(nd_sync_dir(f->dir)); }
+SCEN(nd_file_exists, yes)
+{
+    put_file(f, "a", 1);
+    return CALL(nd_file_exists(f->dir, "a"));
+}
+SCEN(nd_file_length, ten)
+{
+    int64_t n;
+    put_file(f, "a", 10);
+    return CALL(nd_file_length(f->dir, "a", &n));
+}
+SCEN(nd_delete_file, one)
+{
+    put_file(f, "a", 1);
+    return CALL(nd_delete_file(f->dir, "a"));
+}
+SCEN(nd_rename, over)
+{
+    put_file(f, "a", 1);
+    put_file(f, "b", 2);
+    return CALL(nd_rename(f->dir, "a", "b"));
+}
+SCEN(nd_fsync, one)
+{
+    put_file(f, "a", 1);
+    return CALL(nd_fsync(f->dir, "a"));
+}
+SCEN(nd_sync_dir, one)
+{
+    return CALL(nd_sync_dir(f->dir));
+}
 SCEN(nd_lock, take)
 {
     nd_handle h = 0;
@@ -382,9 +410,18 @@ static int64_t open_input(sfx *f, uint32_t flags)
         nd_close(h);
     return rc;
 }
-SCEN(nd_open_input, plain) { return open_input(f, 0); }
-SCEN(nd_open_input, mmap) { return open_input(f, ND_IO_MMAP); }
-SCEN(nd_open_input, merge) { return open_input(f, ND_IO_MERGE); }
+SCEN(nd_open_input, plain)
+{
+    return open_input(f, 0);
+}
+SCEN(nd_open_input, mmap)
+{
+    return open_input(f, ND_IO_MMAP);
+}
+SCEN(nd_open_input, merge)
+{
+    return open_input(f, ND_IO_MERGE);
+}
 
 /* The input calls on an open input "in" of 100000 bytes. */
 static int64_t with_input(sfx *f, uint32_t flags, int64_t (*body)(nd_handle in))
@@ -397,11 +434,30 @@ static int64_t with_input(sfx *f, uint32_t flags, int64_t (*body)(nd_handle in))
     nd_close(in);
     return rc;
 }
-static int64_t b_read_bytes(nd_handle in) { static char b[70000]; return CALL(nd_read_bytes(in, 1000, b, sizeof b)); }
-static int64_t b_read_cached(nd_handle in) { static char b[70000]; return CALL(nd_read_cached(in, 1000, b, sizeof b)); }
-static int64_t b_read_buffered(nd_handle in) { static char b[70000]; return CALL(nd_read_buffered(in, b, sizeof b)); }
-static int64_t b_read_byte(nd_handle in) { return CALL(nd_read_byte_buffered(in)); }
-static int64_t b_window(nd_handle in) { const uint8_t *p; return CALL(nd_input_window(in, 5000, &p)); }
+static int64_t b_read_bytes(nd_handle in)
+{
+    static char b[70000];
+    return CALL(nd_read_bytes(in, 1000, b, sizeof b));
+}
+static int64_t b_read_cached(nd_handle in)
+{
+    static char b[70000];
+    return CALL(nd_read_cached(in, 1000, b, sizeof b));
+}
+static int64_t b_read_buffered(nd_handle in)
+{
+    static char b[70000];
+    return CALL(nd_read_buffered(in, b, sizeof b));
+}
+static int64_t b_read_byte(nd_handle in)
+{
+    return CALL(nd_read_byte_buffered(in));
+}
+static int64_t b_window(nd_handle in)
+{
+    const uint8_t *p;
+    return CALL(nd_input_window(in, 5000, &p));
+}
 static int64_t b_clone(nd_handle in)
 {
     nd_handle c = 0;
@@ -425,16 +481,46 @@ static int64_t b_close(nd_handle in)
         return 0;
     return CALL(nd_close(c));
 }
-SCEN(nd_read_bytes, plain) { return with_input(f, 0, b_read_bytes); }
-SCEN(nd_read_bytes, merge) { return with_input(f, ND_IO_MERGE, b_read_bytes); }
-SCEN(nd_read_cached, plain) { return with_input(f, 0, b_read_cached); }
-SCEN(nd_read_buffered, plain) { return with_input(f, 0, b_read_buffered); }
-SCEN(nd_read_buffered, merge) { return with_input(f, ND_IO_MERGE, b_read_buffered); }
-SCEN(nd_read_byte_buffered, plain) { return with_input(f, 0, b_read_byte); }
-SCEN(nd_input_window, plain) { return with_input(f, 0, b_window); }
-SCEN(nd_input_clone, plain) { return with_input(f, 0, b_clone); }
-SCEN(nd_input_slice, plain) { return with_input(f, 0, b_slice); }
-SCEN(nd_close, input) { return with_input(f, 0, b_close); }
+SCEN(nd_read_bytes, plain)
+{
+    return with_input(f, 0, b_read_bytes);
+}
+SCEN(nd_read_bytes, merge)
+{
+    return with_input(f, ND_IO_MERGE, b_read_bytes);
+}
+SCEN(nd_read_cached, plain)
+{
+    return with_input(f, 0, b_read_cached);
+}
+SCEN(nd_read_buffered, plain)
+{
+    return with_input(f, 0, b_read_buffered);
+}
+SCEN(nd_read_buffered, merge)
+{
+    return with_input(f, ND_IO_MERGE, b_read_buffered);
+}
+SCEN(nd_read_byte_buffered, plain)
+{
+    return with_input(f, 0, b_read_byte);
+}
+SCEN(nd_input_window, plain)
+{
+    return with_input(f, 0, b_window);
+}
+SCEN(nd_input_clone, plain)
+{
+    return with_input(f, 0, b_clone);
+}
+SCEN(nd_input_slice, plain)
+{
+    return with_input(f, 0, b_slice);
+}
+SCEN(nd_close, input)
+{
+    return with_input(f, 0, b_close);
+}
 
 static int64_t create_output(sfx *f, uint32_t flags)
 {
@@ -446,10 +532,22 @@ static int64_t create_output(sfx *f, uint32_t flags)
         nd_close(h);
     return rc;
 }
-SCEN(nd_create_output, plain) { return create_output(f, 0); }
-SCEN(nd_create_output, merge) { return create_output(f, ND_IO_MERGE); }
-SCEN(nd_create_output, overwrite) { return create_output(f, ND_IO_OVERWRITE); }
-SCEN(nd_create_output, overwrite_merge) { return create_output(f, ND_IO_OVERWRITE | ND_IO_MERGE); }
+SCEN(nd_create_output, plain)
+{
+    return create_output(f, 0);
+}
+SCEN(nd_create_output, merge)
+{
+    return create_output(f, ND_IO_MERGE);
+}
+SCEN(nd_create_output, overwrite)
+{
+    return create_output(f, ND_IO_OVERWRITE);
+}
+SCEN(nd_create_output, overwrite_merge)
+{
+    return create_output(f, ND_IO_OVERWRITE | ND_IO_MERGE);
+}
 
 /* The output calls on a fresh output "out" that has 300000 bytes buffered or written. */
 static int64_t with_output(sfx *f, uint32_t flags, int64_t (*body)(nd_handle out))
@@ -472,10 +570,22 @@ static int64_t o_write_bytes(nd_handle out)
     free(data);
     return rc;
 }
-static int64_t o_write_byte(nd_handle out) { return CALL(nd_write_byte(out, 1)); }
-static int64_t o_sync(nd_handle out) { return CALL(nd_output_sync(out)); }
-static int64_t o_flush(nd_handle out) { return CALL(nd_output_flush(out)); }
-static int64_t o_seek(nd_handle out) { return CALL(nd_output_seek(out, 5)); }
+static int64_t o_write_byte(nd_handle out)
+{
+    return CALL(nd_write_byte(out, 1));
+}
+static int64_t o_sync(nd_handle out)
+{
+    return CALL(nd_output_sync(out));
+}
+static int64_t o_flush(nd_handle out)
+{
+    return CALL(nd_output_flush(out));
+}
+static int64_t o_seek(nd_handle out)
+{
+    return CALL(nd_output_seek(out, 5));
+}
 static int64_t o_close(nd_handle out)
 {
     nd_handle spare = 0;
@@ -483,15 +593,42 @@ static int64_t o_close(nd_handle out)
     (void)spare;
     return rc;
 }
-SCEN(nd_write_bytes, plain) { return with_output(f, 0, o_write_bytes); }
-SCEN(nd_write_bytes, merge) { return with_output(f, ND_IO_MERGE, o_write_bytes); }
-SCEN(nd_write_byte, plain) { return with_output(f, 0, o_write_byte); }
-SCEN(nd_output_sync, plain) { return with_output(f, 0, o_sync); }
-SCEN(nd_output_sync, merge) { return with_output(f, ND_IO_MERGE, o_sync); }
-SCEN(nd_output_flush, merge) { return with_output(f, ND_IO_MERGE, o_flush); }
-SCEN(nd_output_seek, merge) { return with_output(f, ND_IO_MERGE, o_seek); }
-SCEN(nd_close, output) { return with_output(f, 0, o_close); }
-SCEN(nd_close, output_merge) { return with_output(f, ND_IO_MERGE, o_close); }
+SCEN(nd_write_bytes, plain)
+{
+    return with_output(f, 0, o_write_bytes);
+}
+SCEN(nd_write_bytes, merge)
+{
+    return with_output(f, ND_IO_MERGE, o_write_bytes);
+}
+SCEN(nd_write_byte, plain)
+{
+    return with_output(f, 0, o_write_byte);
+}
+SCEN(nd_output_sync, plain)
+{
+    return with_output(f, 0, o_sync);
+}
+SCEN(nd_output_sync, merge)
+{
+    return with_output(f, ND_IO_MERGE, o_sync);
+}
+SCEN(nd_output_flush, merge)
+{
+    return with_output(f, ND_IO_MERGE, o_flush);
+}
+SCEN(nd_output_seek, merge)
+{
+    return with_output(f, ND_IO_MERGE, o_seek);
+}
+SCEN(nd_close, output)
+{
+    return with_output(f, 0, o_close);
+}
+SCEN(nd_close, output_merge)
+{
+    return with_output(f, ND_IO_MERGE, o_close);
+}
 
 SCEN(nd_ring_open, plain)
 {
@@ -514,7 +651,8 @@ static int64_t ring_read(sfx *f, uint32_t ring_flags, uint32_t input_flags)
     nd_handle r = 0, in = 0;
     static char b[8192];
     put_file(f, "in", 100000);
-    if (nd_ring_open(8, ring_flags, &r) != ND_OK || nd_open_input(f->dir, "in", input_flags, &in) != ND_OK)
+    if (nd_ring_open(8, ring_flags, &r) != ND_OK ||
+        nd_open_input(f->dir, "in", input_flags, &in) != ND_OK)
         fail_msg("setup: %s", nd_last_error_message());
     int64_t rc = CALL(nd_ring_submit_read(r, in, 4096, b, sizeof b, 1));
     if (rc == ND_OK) {
@@ -536,10 +674,24 @@ static int64_t ring_event_fd(uint32_t ring_flags)
     nd_close(r);
     return rc;
 }
-SCEN(nd_ring_event_fd, plain) { (void)f; return ring_event_fd(0); }
-SCEN(nd_ring_event_fd, threads) { (void)f; return ring_event_fd(ND_RING_FORCE_THREADS); }
-SCEN(nd_ring_submit_read, plain) { return ring_read(f, 0, 0); }
-SCEN(nd_ring_submit_read, threads_merge) { return ring_read(f, ND_RING_FORCE_THREADS, ND_IO_MERGE); }
+SCEN(nd_ring_event_fd, plain)
+{
+    (void)f;
+    return ring_event_fd(0);
+}
+SCEN(nd_ring_event_fd, threads)
+{
+    (void)f;
+    return ring_event_fd(ND_RING_FORCE_THREADS);
+}
+SCEN(nd_ring_submit_read, plain)
+{
+    return ring_read(f, 0, 0);
+}
+SCEN(nd_ring_submit_read, threads_merge)
+{
+    return ring_read(f, ND_RING_FORCE_THREADS, ND_IO_MERGE);
+}
 
 typedef struct {
     const char *fn;
@@ -547,21 +699,51 @@ typedef struct {
     int64_t (*run)(sfx *f);
 } scen;
 
-#define S(fn, what) {#fn, #what, sc_##fn##_##what}
+#  define S(fn, what)                                                                              \
+    {                                                                                              \
+#      fn, #      what, sc_##fn##_##what                                                           \
+    }
 static const scen scens[] = {
-    S(nd_open_dir, create), S(nd_list, names), S(nd_file_exists, yes), S(nd_file_length, ten),
-    S(nd_delete_file, one), S(nd_rename, over), S(nd_fsync, one), S(nd_sync_dir, one),
-    S(nd_lock, take), S(nd_open_input, plain), S(nd_open_input, mmap), S(nd_open_input, merge),
-    S(nd_read_bytes, plain), S(nd_read_bytes, merge), S(nd_read_cached, plain),
-    S(nd_read_buffered, plain), S(nd_read_buffered, merge), S(nd_read_byte_buffered, plain),
-    S(nd_input_window, plain), S(nd_input_clone, plain), S(nd_input_slice, plain),
-    S(nd_close, input), S(nd_create_output, plain), S(nd_create_output, merge),
-    S(nd_create_output, overwrite), S(nd_create_output, overwrite_merge),
-    S(nd_write_bytes, plain), S(nd_write_bytes, merge), S(nd_write_byte, plain),
-    S(nd_output_sync, plain), S(nd_output_sync, merge), S(nd_output_flush, merge),
-    S(nd_output_seek, merge), S(nd_close, output), S(nd_close, output_merge),
-    S(nd_ring_open, plain), S(nd_ring_open, threads), S(nd_ring_submit_read, plain),
-    S(nd_ring_submit_read, threads_merge), S(nd_ring_event_fd, plain),
+    S(nd_open_dir, create),
+    S(nd_list, names),
+    S(nd_file_exists, yes),
+    S(nd_file_length, ten),
+    S(nd_delete_file, one),
+    S(nd_rename, over),
+    S(nd_fsync, one),
+    S(nd_sync_dir, one),
+    S(nd_lock, take),
+    S(nd_open_input, plain),
+    S(nd_open_input, mmap),
+    S(nd_open_input, merge),
+    S(nd_read_bytes, plain),
+    S(nd_read_bytes, merge),
+    S(nd_read_cached, plain),
+    S(nd_read_buffered, plain),
+    S(nd_read_buffered, merge),
+    S(nd_read_byte_buffered, plain),
+    S(nd_input_window, plain),
+    S(nd_input_clone, plain),
+    S(nd_input_slice, plain),
+    S(nd_close, input),
+    S(nd_create_output, plain),
+    S(nd_create_output, merge),
+    S(nd_create_output, overwrite),
+    S(nd_create_output, overwrite_merge),
+    S(nd_write_bytes, plain),
+    S(nd_write_bytes, merge),
+    S(nd_write_byte, plain),
+    S(nd_output_sync, plain),
+    S(nd_output_sync, merge),
+    S(nd_output_flush, merge),
+    S(nd_output_seek, merge),
+    S(nd_close, output),
+    S(nd_close, output_merge),
+    S(nd_ring_open, plain),
+    S(nd_ring_open, threads),
+    S(nd_ring_submit_read, plain),
+    S(nd_ring_submit_read, threads_merge),
+    S(nd_ring_event_fd, plain),
     S(nd_ring_event_fd, threads),
 };
 

@@ -234,8 +234,8 @@ static void window_handed_to_another_thread_outlives_its_takers_close(void **sta
         atomic_store(&w.stage, 2);
         pthread_join(th, NULL);
         if (w.wrong != 0)
-            fail_msg("flags 0x%x: %d of %lld bytes wrong after the taker's close",
-                     read_flags[f], w.wrong, (long long)w.got);
+            fail_msg("flags 0x%x: %d of %lld bytes wrong after the taker's close", read_flags[f],
+                     w.wrong, (long long)w.got);
         assert_status(ND_E_BAD_HANDLE, w.after);
         assert_status(ND_E_BAD_HANDLE, nd_input_unpin(w.h)); /* B's call released it all */
         if (fds_before >= 0)
@@ -376,7 +376,7 @@ static void closed_input_lets_go_of_its_file_under_a_pinned_window(void **state)
         assert_memory_equal(p, data + pos, (size_t)n); /* ASan: a freed buffer would fail here */
         replace_file_at_once(env, "f", 40 + f);
         assert_memory_equal(p, data + pos, (size_t)n); /* the window is not the file */
-        assert_status(ND_OK, nd_input_unpin(h)); /* frees the buffer (LeakSanitizer checks) */
+        assert_status(ND_OK, nd_input_unpin(h));       /* frees the buffer (LeakSanitizer checks) */
         assert_status(ND_E_BAD_HANDLE, nd_input_unpin(h));
         free(data);
     }
@@ -807,7 +807,8 @@ static void stale_handles_under_slot_churn(void **state)
         uint8_t bytes[64];
         memset(bytes, i + 1, sizeof(bytes));
         snprintf(name, sizeof(name), "t%d", i + 1);
-        assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, name), bytes, 64), 0);
+        assert_int_equal(
+            tst_write_file(tst_join(path, sizeof(path), env->dir_path, name), bytes, 64), 0);
         c[i] = (churner){env, i + 1, recent, &next, 0, 0, 0};
     }
     for (int i = 0; i < CHURN_THREADS; i++)
@@ -843,7 +844,8 @@ static void *write_chunks(void *arg)
     memset(chunk, 'A' + w->id, sizeof(chunk));
     if (w->started != NULL)
         atomic_fetch_add(w->started, 1);
-    for (long i = 0; w->until_closed ? (w->bad_handle < 50 && i < 2000000L) : i < CHUNKS_EACH; i++) {
+    for (long i = 0; w->until_closed ? (w->bad_handle < 50 && i < 2000000L) : i < CHUNKS_EACH;
+         i++) {
         int64_t rc = nd_write_bytes(w->out, chunk, CHUNK);
         if (rc == CHUNK)
             w->written += CHUNK;
@@ -866,7 +868,8 @@ static void check_whole_chunks(tst_env *env, const char *name, long expected_len
     for (size_t at = 0; at < len; at += CHUNK)
         for (size_t i = 1; i < CHUNK; i++)
             if (data[at + i] != data[at])
-                fail_msg("%s: chunk at %lu torn at +%lu", name, (unsigned long)at, (unsigned long)i);
+                fail_msg("%s: chunk at %lu torn at +%lu", name, (unsigned long)at,
+                         (unsigned long)i);
     if (crc >= 0)
         assert_true(crc == (int64_t)crc32(crc32(0L, Z_NULL, 0), data, (uInt)len));
     free(data);
@@ -954,7 +957,8 @@ static void *submit_reads(void *arg)
         s->offsets[i] = off;
         uint64_t tag = (uint64_t)s->id * READS_EACH + (uint64_t)i;
         int32_t rc;
-        while ((rc = nd_ring_submit_read(s->ring, s->in, off, s->dst[i], READ_LEN, tag)) == ND_E_BUSY) {
+        while ((rc = nd_ring_submit_read(s->ring, s->in, off, s->dst[i], READ_LEN, tag)) ==
+               ND_E_BUSY) {
             s->busy++; /* the reaper frees slots; try again */
             sched_yield();
         }
@@ -971,7 +975,7 @@ static void many_submitters_one_reaper(void **state)
     static const uint32_t backends[] = {0, ND_RING_FORCE_THREADS};
     static const uint32_t flags[] = {0, ND_IO_MMAP, ND_IO_MERGE};
     enum { TOTAL = SUBMITTERS * READS_EACH };
-    uint8_t (*dst)[READ_LEN] = malloc((size_t)TOTAL * READ_LEN);
+    uint8_t(*dst)[READ_LEN] = malloc((size_t)TOTAL * READ_LEN);
     int64_t *offsets = malloc(TOTAL * sizeof(int64_t));
     int *seen = malloc(TOTAL * sizeof(int));
     assert_non_null(dst);
@@ -986,7 +990,8 @@ static void many_submitters_one_reaper(void **state)
             submitter s[SUBMITTERS];
             pthread_t th[SUBMITTERS];
             for (int i = 0; i < SUBMITTERS; i++) {
-                s[i] = (submitter){ring, in, i, dst + i * READS_EACH, offsets + i * READS_EACH, 0, 0};
+                s[i] =
+                    (submitter){ring, in, i, dst + i * READS_EACH, offsets + i * READS_EACH, 0, 0};
                 assert_int_equal(pthread_create(&th[i], NULL, submit_reads, &s[i]), 0);
             }
             /* this thread reaps everything, in whatever order it completes */
@@ -1049,7 +1054,8 @@ static void *replace_name(void *arg)
     memset(bytes, 'a' + r->id, sizeof(bytes));
     for (int i = 0; i < 30 && r->status == ND_OK; i++) {
         nd_handle out;
-        r->status = nd_create_output(r->env->dir, "segments.gen", ND_IO_OVERWRITE | (i % 2 ? ND_IO_MERGE : 0), &out);
+        r->status = nd_create_output(r->env->dir, "segments.gen",
+                                     ND_IO_OVERWRITE | (i % 2 ? ND_IO_MERGE : 0), &out);
         if (r->status != ND_OK)
             break;
         if (nd_write_bytes(out, bytes, sizeof(bytes)) != (int64_t)sizeof(bytes))
@@ -1081,12 +1087,14 @@ static void concurrent_overwrites_of_one_name(void **state)
     }
     char path[TST_PATH_MAX];
     size_t len = 0;
-    uint8_t *data = tst_read_file(tst_join(path, sizeof(path), env->dir_path, "segments.gen"), &len);
+    uint8_t *data =
+        tst_read_file(tst_join(path, sizeof(path), env->dir_path, "segments.gen"), &len);
     assert_non_null(data);
     assert_int_equal(len, 20000);
     for (size_t i = 1; i < len; i++)
         if (data[i] != data[0])
-            fail_msg("segments.gen mixes writers '%c' and '%c' at %lu", data[0], data[i], (unsigned long)i);
+            fail_msg("segments.gen mixes writers '%c' and '%c' at %lu", data[0], data[i],
+                     (unsigned long)i);
     free(data);
     assert_int_equal(nd_list(env->dir, NULL, 0), (int64_t)sizeof("segments.gen"));
 }
@@ -1242,8 +1250,8 @@ static void positional_readers_beside_a_cursor(void **state)
         nd_handle h;
         assert_status(ND_OK, nd_open_input(env->dir, "f", read_flags[f], &h));
         atomic_int stop = 0;
-        mixed_user u[3] = {{h, data, 1, &stop, 0, 0}, {h, data, 0, &stop, 0, 0},
-                           {h, data, 0, &stop, 0, 0}};
+        mixed_user u[3] = {
+            {h, data, 1, &stop, 0, 0}, {h, data, 0, &stop, 0, 0}, {h, data, 0, &stop, 0, 0}};
         pthread_t th[3];
         for (int i = 0; i < 3; i++)
             assert_int_equal(pthread_create(&th[i], NULL, mixed, &u[i]), 0);
@@ -1336,7 +1344,8 @@ static void reap_survives_signals(void **state)
                  * return "nothing arrived" at the first signal */
                 assert_status(0, r.got);
                 if (r.seconds < 0.3) { /* both backends are checked before failing */
-                    fprintf(stderr, "backend %s: a 400 ms reap returned 0 after %.0f ms of signals\n",
+                    fprintf(stderr,
+                            "backend %s: a 400 ms reap returned 0 after %.0f ms of signals\n",
                             b ? "threads" : "default", r.seconds * 1000);
                     early++;
                 }
@@ -1384,17 +1393,25 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(clones_read_while_parent_closes, tst_setup, tst_teardown),
-        cmocka_unit_test_setup_teardown(window_outlives_a_close_on_another_thread, tst_setup, tst_teardown),
-        cmocka_unit_test_setup_teardown(read_from_window_outlives_a_close_on_another_thread, tst_setup,
+        cmocka_unit_test_setup_teardown(window_outlives_a_close_on_another_thread, tst_setup,
                                         tst_teardown),
-        cmocka_unit_test_setup_teardown(window_pin_is_released_by_close_or_unpin, tst_setup, tst_teardown),
-        cmocka_unit_test_setup_teardown(window_handed_to_another_thread_outlives_its_takers_close, tst_setup, tst_teardown),
-        cmocka_unit_test_setup_teardown(closed_input_lets_go_of_its_file_under_a_pinned_window, tst_setup, tst_teardown),
-        cmocka_unit_test_setup_teardown(closing_a_clone_leaves_the_file_to_the_others, tst_setup, tst_teardown),
-        cmocka_unit_test_setup_teardown(close_races_positional_reads_under_a_pin, tst_setup, tst_teardown),
-        cmocka_unit_test_setup_teardown(ring_read_in_flight_keeps_the_file_of_a_closed_pinned_input, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(read_from_window_outlives_a_close_on_another_thread,
+                                        tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(window_pin_is_released_by_close_or_unpin, tst_setup,
+                                        tst_teardown),
+        cmocka_unit_test_setup_teardown(window_handed_to_another_thread_outlives_its_takers_close,
+                                        tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(closed_input_lets_go_of_its_file_under_a_pinned_window,
+                                        tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(closing_a_clone_leaves_the_file_to_the_others, tst_setup,
+                                        tst_teardown),
+        cmocka_unit_test_setup_teardown(close_races_positional_reads_under_a_pin, tst_setup,
+                                        tst_teardown),
+        cmocka_unit_test_setup_teardown(ring_read_in_flight_keeps_the_file_of_a_closed_pinned_input,
+                                        tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(closes_race_window_readers, tst_setup, tst_teardown),
-        cmocka_unit_test_setup_teardown(shared_handle_closed_under_readers, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(shared_handle_closed_under_readers, tst_setup,
+                                        tst_teardown),
         cmocka_unit_test_setup_teardown(stale_handles_under_slot_churn, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(writers_share_one_output, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(output_closed_under_writers, tst_setup, tst_teardown),
@@ -1402,7 +1419,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(concurrent_overwrites_of_one_name, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(racing_creators, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(many_submitters_one_reaper, tst_setup, tst_teardown),
-        cmocka_unit_test_setup_teardown(positional_readers_beside_a_cursor, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(positional_readers_beside_a_cursor, tst_setup,
+                                        tst_teardown),
 #ifndef _WIN32
         cmocka_unit_test_setup_teardown(reap_survives_signals, tst_setup, tst_teardown),
 #endif

@@ -17,7 +17,8 @@
 static void put(tst_env *env, const char *name, const void *data, size_t len)
 {
     char path[TST_PATH_MAX];
-    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, name), data, len), 0);
+    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, name), data, len),
+                     0);
 }
 
 static void open_dir_arguments(void **state)
@@ -112,10 +113,18 @@ static void list_is_sorted_by_bytes(void **state)
     tst_env *env = *state;
     /* created out of order; byte order puts '.'<'0'<'C'<'_'<'a'<'b'<0xC3 (no two names
      * differ only in case: they would be one file on Windows and macOS) */
-    static const char *const created[] = {"b", "segments_2", "a", "\xC3\xA9t\xC3\xA9", "C",
-                                          "_0.cfs", "0", ".z", "ab", "aa"};
-    static const char expected[] = ".z\0" "0\0" "C\0" "_0.cfs\0" "a\0" "aa\0" "ab\0" "b\0"
-                                   "segments_2\0" "\xC3\xA9t\xC3\xA9";
+    static const char *const created[] = {
+        "b", "segments_2", "a", "\xC3\xA9t\xC3\xA9", "C", "_0.cfs", "0", ".z", "ab", "aa"};
+    static const char expected[] = ".z\0"
+                                   "0\0"
+                                   "C\0"
+                                   "_0.cfs\0"
+                                   "a\0"
+                                   "aa\0"
+                                   "ab\0"
+                                   "b\0"
+                                   "segments_2\0"
+                                   "\xC3\xA9t\xC3\xA9";
     for (size_t i = 0; i < sizeof(created) / sizeof(created[0]); i++)
         put(env, created[i], "x", 1);
     int64_t need = nd_list(env->dir, NULL, 0);
@@ -166,7 +175,8 @@ static void list_skips_directories_and_specials(void **state)
 #ifndef _WIN32
     /* POSIX only: symlinks need a privilege on Windows, FIFOs do not exist there */
     assert_int_equal(tst_symlink("file", tst_join(path, sizeof(path), env->dir_path, "link")), 0);
-    assert_int_equal(tst_symlink("nowhere", tst_join(path, sizeof(path), env->dir_path, "dangle")), 0);
+    assert_int_equal(tst_symlink("nowhere", tst_join(path, sizeof(path), env->dir_path, "dangle")),
+                     0);
     assert_int_equal(tst_mkfifo(tst_join(path, sizeof(path), env->dir_path, "fifo")), 0);
     /* names no call could open (invalid UTF-8, a backslash) are not listed */
     put(env, "bad\xFF", "z", 1);
@@ -209,8 +219,9 @@ static void exists_and_length(void **state)
     assert_int_equal(nd_last_os_error(), open_error);
     assert_status(ND_E_INVALID_ARGUMENT, nd_file_length(env->dir, "five", NULL));
     /* lengths past 4 GiB: a sparse file costs no disk */
-    assert_int_equal(tst_truncate(tst_join(path, sizeof(path), env->dir_path, "big"),
-                                  ((int64_t)5 << 30) + 7), 0);
+    assert_int_equal(
+        tst_truncate(tst_join(path, sizeof(path), env->dir_path, "big"), ((int64_t)5 << 30) + 7),
+        0);
     assert_status(ND_OK, nd_file_length(env->dir, "big", &len));
     assert_true(len == ((int64_t)5 << 30) + 7);
 }
@@ -390,7 +401,8 @@ static void fifos_are_refused_without_blocking(void **state)
     assert_int_equal(tst_mkfifo(tst_join(path, sizeof(path), env->dir_path, "fifo")), 0);
     int rc = tst_run_child(open_fifo_child, env);
     if (rc == 128 + SIGALRM)
-        fail_msg("opening a FIFO through nativedir blocked (no O_NONBLOCK before the file type check)");
+        fail_msg(
+            "opening a FIFO through nativedir blocked (no O_NONBLOCK before the file type check)");
     assert_int_equal(rc, 0);
 }
 #endif
@@ -403,7 +415,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(relative_paths_bind_at_open, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(list_is_sorted_by_bytes, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(list_cap_protocol, tst_setup, tst_teardown),
-        cmocka_unit_test_setup_teardown(list_skips_directories_and_specials, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(list_skips_directories_and_specials, tst_setup,
+                                        tst_teardown),
         cmocka_unit_test_setup_teardown(exists_and_length, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(delete_files, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(rename_replaces_atomically, tst_setup, tst_teardown),
@@ -411,7 +424,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(fsync_and_sync_dir, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(closed_dir_leaves_handles_working, tst_setup, tst_teardown),
 #ifndef _WIN32
-        cmocka_unit_test_setup_teardown(fifos_are_refused_without_blocking, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(fifos_are_refused_without_blocking, tst_setup,
+                                        tst_teardown),
 #endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

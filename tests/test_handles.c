@@ -86,16 +86,42 @@ static char kind_of_call(int which)
 
 static const char *call_name(int which)
 {
-    static const char *const names[N_CALLS] = {
-        "nd_list", "nd_file_exists", "nd_file_length", "nd_delete_file", "nd_rename",
-        "nd_fsync", "nd_sync_dir", "nd_lock", "nd_open_input", "nd_input_length",
-        "nd_read_bytes", "nd_input_seek", "nd_input_position", "nd_read_byte_buffered",
-        "nd_read_buffered", "nd_input_window", "nd_input_clone", "nd_input_slice",
-        "nd_input_strategy", "nd_input_buffer_size", "nd_input_unpin", "nd_write_bytes", "nd_output_position",
-        "nd_output_crc32", "nd_output_strategy", "nd_output_sync", "nd_output_flush", "nd_output_seek",
-        "nd_ring_backend", "nd_ring_in_flight",
-        "nd_ring_reap", "nd_ring_submit_read", "nd_input_prefetch", "nd_input_advise",
-        "nd_ring_event_fd", "nd_output_buffer_size"};
+    static const char *const names[N_CALLS] = {"nd_list",
+                                               "nd_file_exists",
+                                               "nd_file_length",
+                                               "nd_delete_file",
+                                               "nd_rename",
+                                               "nd_fsync",
+                                               "nd_sync_dir",
+                                               "nd_lock",
+                                               "nd_open_input",
+                                               "nd_input_length",
+                                               "nd_read_bytes",
+                                               "nd_input_seek",
+                                               "nd_input_position",
+                                               "nd_read_byte_buffered",
+                                               "nd_read_buffered",
+                                               "nd_input_window",
+                                               "nd_input_clone",
+                                               "nd_input_slice",
+                                               "nd_input_strategy",
+                                               "nd_input_buffer_size",
+                                               "nd_input_unpin",
+                                               "nd_write_bytes",
+                                               "nd_output_position",
+                                               "nd_output_crc32",
+                                               "nd_output_strategy",
+                                               "nd_output_sync",
+                                               "nd_output_flush",
+                                               "nd_output_seek",
+                                               "nd_ring_backend",
+                                               "nd_ring_in_flight",
+                                               "nd_ring_reap",
+                                               "nd_ring_submit_read",
+                                               "nd_input_prefetch",
+                                               "nd_input_advise",
+                                               "nd_ring_event_fd",
+                                               "nd_output_buffer_size"};
     return names[which];
 }
 
@@ -118,7 +144,8 @@ typedef struct {
 static void open_one_of_each(tst_env *env, one_of_each *k)
 {
     char path[TST_PATH_MAX];
-    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "f"), "file", 4), 0);
+    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "f"), "file", 4),
+                     0);
     k->dir = env->dir;
     assert_status(ND_OK, nd_open_input(env->dir, "f", 0, &k->input));
     assert_status(ND_OK, nd_create_output(env->dir, "o", 0, &k->output));
@@ -161,8 +188,17 @@ static void forged_handles(void **state)
     one_of_each k;
     open_one_of_each(env, &k);
     nd_handle live[] = {k.dir, k.input, k.output, k.lock, k.ring};
-    const nd_handle fixed[] = {0, -1, 1, 2, 3, 0x7FFFFFFFFFFFFFFFLL, (nd_handle)0x8000000000000000ULL,
-                               (nd_handle)0xFFFFFFFF00000000ULL, 0xFFFFFF, 0x1000000, 0x10000000,
+    const nd_handle fixed[] = {0,
+                               -1,
+                               1,
+                               2,
+                               3,
+                               0x7FFFFFFFFFFFFFFFLL,
+                               (nd_handle)0x8000000000000000ULL,
+                               (nd_handle)0xFFFFFFFF00000000ULL,
+                               0xFFFFFF,
+                               0x1000000,
+                               0x10000000,
                                (nd_handle)((uint64_t)k.input ^ 0x8000000000000000ULL)};
     for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
         all_calls_refuse(fixed[i], "forged");
@@ -265,8 +301,8 @@ static void wrong_kind_for_every_call(void **state)
         refused_as_wrong_kind(c, k.lock, 'l'); /* a lock takes no call but close */
     }
     /* refusing a wrong-kind call neither closed nor leaked the object */
-    assert_int_equal(nd_list(k.dir, NULL, 0), (int64_t)sizeof("f") + (int64_t)sizeof("o") +
-                                                  (int64_t)sizeof("write.lock"));
+    assert_int_equal(nd_list(k.dir, NULL, 0),
+                     (int64_t)sizeof("f") + (int64_t)sizeof("o") + (int64_t)sizeof("write.lock"));
     assert_status(ND_STRATEGY_BUFFERED, nd_input_strategy(k.input));
     assert_status(0, nd_output_position(k.output));
     assert_status(ND_OK, nd_close(k.input));
@@ -280,7 +316,8 @@ static void stale_handles_after_slot_reuse(void **state)
 {
     tst_env *env = *state;
     char path[TST_PATH_MAX];
-    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "f"), "abcd", 4), 0);
+    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "f"), "abcd", 4),
+                     0);
     enum { ROUNDS = 3000 };
     nd_handle *seen = malloc(ROUNDS * sizeof(nd_handle));
     assert_non_null(seen);
@@ -305,8 +342,8 @@ static void stale_handles_after_slot_reuse(void **state)
     for (int i = 0; i < ROUNDS; i++)
         for (int j = i + 1; j < ROUNDS; j += 1)
             if (seen[i] == seen[j])
-                fail_msg("handle %llx was given out at rounds %d and %d", (unsigned long long)seen[i],
-                         i, j);
+                fail_msg("handle %llx was given out at rounds %d and %d",
+                         (unsigned long long)seen[i], i, j);
     /* a live handle in a reused slot works while the stale ones keep failing */
     nd_handle live;
     assert_status(ND_OK, nd_open_input(env->dir, "f", 0, &live));
@@ -321,7 +358,8 @@ static void null_out_pointers(void **state)
 {
     tst_env *env = *state;
     char path[TST_PATH_MAX];
-    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "f"), "abcd", 4), 0);
+    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "f"), "abcd", 4),
+                     0);
     nd_handle in, out;
     assert_status(ND_OK, nd_open_input(env->dir, "f", 0, &in));
     assert_status(ND_OK, nd_create_output(env->dir, "o", 0, &out));
@@ -374,7 +412,8 @@ static void handles_are_distinct_and_nonzero(void **state)
 {
     tst_env *env = *state;
     char path[TST_PATH_MAX];
-    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "f"), "abcd", 4), 0);
+    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "f"), "abcd", 4),
+                     0);
     enum { N = 300 };
     nd_handle h[N];
     for (int i = 0; i < N; i++) {
@@ -396,7 +435,8 @@ static void thousands_of_live_handles(void **state)
     uint8_t bytes[256];
     for (int i = 0; i < 256; i++)
         bytes[i] = (uint8_t)i;
-    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "f"), bytes, 256), 0);
+    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "f"), bytes, 256),
+                     0);
     enum { N = 5000 };
     nd_handle *h = malloc(N * sizeof(nd_handle));
     assert_non_null(h);
@@ -457,7 +497,8 @@ static void open_every_kind(tst_env *env, nd_handle *h, int *n)
         h[(*n)++] = clone;
     }
     assert_status(ND_OK, nd_create_output(env->dir, "o1", ND_IO_OVERWRITE, &h[(*n)++]));
-    assert_status(ND_OK, nd_create_output(env->dir, "o2", ND_IO_OVERWRITE | ND_IO_MERGE, &h[(*n)++]));
+    assert_status(ND_OK,
+                  nd_create_output(env->dir, "o2", ND_IO_OVERWRITE | ND_IO_MERGE, &h[(*n)++]));
     assert_status(ND_OK, nd_lock(env->dir, "write.lock", &h[(*n)++]));
     assert_status(ND_OK, nd_ring_open(8, 0, &h[(*n)++]));
     assert_status(ND_OK, nd_ring_open(8, ND_RING_FORCE_THREADS, &h[(*n)++]));
@@ -467,7 +508,8 @@ static void descriptors_are_close_on_exec_and_never_leak(void **state)
 {
     tst_env *env = *state;
     char path[TST_PATH_MAX];
-    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "f"), "abcd", 4), 0);
+    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "f"), "abcd", 4),
+                     0);
     fd_set_snapshot before, during, after;
     snapshot(&before);
     nd_handle h[32];

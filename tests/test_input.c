@@ -36,8 +36,8 @@ static const strategy_case strategies[] = {
 #define N_STRATEGIES (sizeof(strategies) / sizeof(strategies[0]))
 
 /* Sizes around every buffer and block edge the strategies have. */
-static const size_t sizes[] = {0, 1, 511, 4095, 4096, 4097, 16384, 65537,
-                               262144, 262144 + 17, 1u << 20, (1u << 20) + 3};
+static const size_t sizes[] = {0,     1,     511,    4095,        4096,     4097,
+                               16384, 65537, 262144, 262144 + 17, 1u << 20, (1u << 20) + 3};
 #define N_SIZES (sizeof(sizes) / sizeof(sizes[0]))
 
 /* Does this directory's file system take O_DIRECT? Decides what MERGE must report. */
@@ -80,7 +80,8 @@ static void every_strategy_reads_every_size(void **state)
             assert_status(expected_strategy(strategies[k].flags, direct), nd_input_strategy(in));
             assert_status(ND_OK, nd_close(in));
             if (tst_verify_input(env->dir, name, strategies[k].flags, data, sizes[s]) != 0)
-                fail_msg("%s input of %lu bytes read back wrong", strategies[k].what, (unsigned long)sizes[s]);
+                fail_msg("%s input of %lu bytes read back wrong", strategies[k].what,
+                         (unsigned long)sizes[s]);
         }
         free(data);
     }
@@ -103,8 +104,8 @@ static void require_direct_on_this_file_system(void **state)
     assert_status(ND_STRATEGY_DIRECT, nd_input_strategy(in));
     assert_status(ND_OK, nd_close(in));
     assert_int_equal(tst_verify_input(env->dir, "probe", ND_IO_REQUIRE_DIRECT, data, 12345), 0);
-    assert_int_equal(tst_verify_input(env->dir, "probe", ND_IO_REQUIRE_DIRECT | ND_IO_MERGE, data,
-                                      12345), 0);
+    assert_int_equal(
+        tst_verify_input(env->dir, "probe", ND_IO_REQUIRE_DIRECT | ND_IO_MERGE, data, 12345), 0);
     free(data);
 }
 
@@ -275,8 +276,8 @@ static void windows_match_the_file(void **state)
 /* One nd_input_read_from(in, pos, buf, n) against the reference bytes: exactly
  * the bytes, the cursor at pos + n, and a window (if any) of the bytes there;
  * past the end ND_E_EOF with nothing read or moved. */
-static void check_read_from(nd_handle in, const uint8_t *data, int64_t flen, int64_t pos,
-                            int64_t n, int mapped, uint8_t *buf, const char *what)
+static void check_read_from(nd_handle in, const uint8_t *data, int64_t flen, int64_t pos, int64_t n,
+                            int mapped, uint8_t *buf, const char *what)
 {
     const uint8_t *w = (const uint8_t *)"stale";
     int64_t before = nd_input_position(in);
@@ -284,8 +285,8 @@ static void check_read_from(nd_handle in, const uint8_t *data, int64_t flen, int
     int64_t got = nd_input_read_from(in, pos, buf, n, &w);
     if (pos + n > flen) {
         if (got != ND_E_EOF || buf[0] != 0xEE || nd_input_position(in) != before || w != NULL)
-            fail_msg("%s: %lld bytes at %lld of %lld: %lld, not a clean EOF", what,
-                     (long long)n, (long long)pos, (long long)flen, (long long)got);
+            fail_msg("%s: %lld bytes at %lld of %lld: %lld, not a clean EOF", what, (long long)n,
+                     (long long)pos, (long long)flen, (long long)got);
         tst_assert_message_contains("nd_input_read_from: ", __FILE__, __LINE__);
         return;
     }
@@ -312,8 +313,8 @@ static void read_from_matches_a_reference_read(void **state)
     tst_env *env = *state;
     const int64_t flen = 300017;
     uint8_t *data = tst_put_random(env, "f", (size_t)flen, 90);
-    const int64_t edges[] = {0, 1, 4095, 4096, 4097, 16383, 16384, 65535, 65536, 65537,
-                             262143, 262144, 262145};
+    const int64_t edges[] = {0,     1,     4095,  4096,   4097,   16383, 16384,
+                             65535, 65536, 65537, 262143, 262144, 262145};
     const size_t n_edges = sizeof(edges) / sizeof(edges[0]);
     uint8_t *buf = malloc((size_t)flen + 2);
     for (size_t k = 0; k < N_STRATEGIES; k++) {
@@ -559,7 +560,8 @@ static void random_operations_match_a_model(void **state)
     uint8_t *data = tst_put_random(env, "f", (size_t)len, 12);
     uint8_t *buf = malloc(400000);
     assert_non_null(buf);
-    static const uint32_t flags[] = {0, ND_IO_RANDOM, ND_IO_MMAP, ND_IO_MERGE, ND_IO_MERGE | ND_IO_SEQUENTIAL};
+    static const uint32_t flags[] = {0, ND_IO_RANDOM, ND_IO_MMAP, ND_IO_MERGE,
+                                     ND_IO_MERGE | ND_IO_SEQUENTIAL};
     for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++) {
         model_handle pool[16];
         int n = 1;
@@ -569,16 +571,19 @@ static void random_operations_match_a_model(void **state)
         for (int step = 0; step < 4000; step++) {
             model_handle *m = &pool[rnd(&x) % (uint64_t)n];
             int op = (int)(rnd(&x) % 10);
-            int64_t a = (int64_t)(rnd(&x) % (uint64_t)(m->length + 2)) - (rnd(&x) % 50 == 0 ? 5 : 0);
+            int64_t a =
+                (int64_t)(rnd(&x) % (uint64_t)(m->length + 2)) - (rnd(&x) % 50 == 0 ? 5 : 0);
             int64_t b = some_length(&x, m->length - a);
             const uint8_t *p = NULL;
             int64_t want, got;
             switch (op) {
-            case 0: case 1: /* positional read */
+            case 0:
+            case 1: /* positional read */
                 want = a < 0 || b < 0 ? ND_E_INVALID_ARGUMENT : a + b > m->length ? ND_E_EOF : b;
                 got = nd_read_bytes(m->h, a, buf, b);
                 if (got != want)
-                    fail_msg("flags 0x%x step %d: nd_read_bytes(%lld, %lld) of [%lld,+%lld) = %lld, want %lld",
+                    fail_msg("flags 0x%x step %d: nd_read_bytes(%lld, %lld) of [%lld,+%lld) = "
+                             "%lld, want %lld",
                              flags[f], step, (long long)a, (long long)b, (long long)m->start,
                              (long long)m->length, (long long)got, (long long)want);
                 if (want > 0)
@@ -597,11 +602,13 @@ static void random_operations_match_a_model(void **state)
                 if (want >= 0)
                     m->pos++;
                 break;
-            case 4: case 5: /* bytes at the cursor */
+            case 4:
+            case 5: /* bytes at the cursor */
                 want = b < 0 ? ND_E_INVALID_ARGUMENT : m->pos + b > m->length ? ND_E_EOF : b;
                 got = nd_read_buffered(m->h, buf, b);
                 if (got != want)
-                    fail_msg("flags 0x%x step %d: nd_read_buffered(%lld) at %lld of %lld = %lld, want %lld",
+                    fail_msg("flags 0x%x step %d: nd_read_buffered(%lld) at %lld of %lld = %lld, "
+                             "want %lld",
                              flags[f], step, (long long)b, (long long)m->pos, (long long)m->length,
                              (long long)got, (long long)want);
                 if (want > 0) {
@@ -610,7 +617,8 @@ static void random_operations_match_a_model(void **state)
                 }
                 assert_status(m->pos, nd_input_position(m->h));
                 break;
-            case 6: case 7: /* a window */
+            case 6:
+            case 7: /* a window */
                 got = nd_input_window(m->h, a, &p);
                 if (a < 0)
                     assert_status(ND_E_INVALID_ARGUMENT, got);
@@ -636,7 +644,9 @@ static void random_operations_match_a_model(void **state)
                     pool[n++] = (model_handle){c, m->start, m->length, 0};
                 } else {
                     nd_handle sl;
-                    want = a < 0 || b < 0 ? ND_E_INVALID_ARGUMENT : a + b > m->length ? ND_E_EOF : ND_OK;
+                    want = a < 0 || b < 0      ? ND_E_INVALID_ARGUMENT
+                           : a + b > m->length ? ND_E_EOF
+                                               : ND_OK;
                     assert_status(want, nd_input_slice(m->h, a, b, &sl));
                     if (want == ND_OK)
                         pool[n++] = (model_handle){sl, m->start + a, b, 0};
@@ -691,7 +701,8 @@ static void file_growing_after_open_is_not_seen(void **state)
     for (size_t k = 0; k < N_STRATEGIES; k++) {
         nd_handle in;
         char path[TST_PATH_MAX];
-        assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "f"), data, 100), 0);
+        assert_int_equal(
+            tst_write_file(tst_join(path, sizeof(path), env->dir_path, "f"), data, 100), 0);
         assert_status(ND_OK, nd_open_input(env->dir, "f", strategies[k].flags, &in));
         uint8_t more[200];
         memcpy(more, data, 100);
@@ -715,8 +726,8 @@ static void offsets_past_4_gib(void **state)
     tst_env *env = *state;
     char path[TST_PATH_MAX];
     const int64_t len = ((int64_t)5 << 30) + 4097;
-    const int64_t marks[] = {((int64_t)1 << 31) - 3, ((int64_t)1 << 32) - 2, ((int64_t)1 << 32) + 4093,
-                             len - 9};
+    const int64_t marks[] = {((int64_t)1 << 31) - 3, ((int64_t)1 << 32) - 2,
+                             ((int64_t)1 << 32) + 4093, len - 9};
     tst_join(path, sizeof(path), env->dir_path, "sparse");
     if (tst_truncate(path, len) != 0) {
         tst_loud_skip("offsets past 4 GiB", "cannot make a sparse 5 GiB file here");
@@ -860,7 +871,7 @@ static void mapped_sequential_reads_across_populated_stretches(void **state)
  * user-mode emulator (qemu-aarch64 runs the arm64 suite) accepts and ignores it. */
 static int populate_works(const char *path, size_t len)
 {
-#ifdef MADV_POPULATE_READ
+#  ifdef MADV_POPULATE_READ
     int fd = open(path, O_RDONLY);
     if (fd < 0)
         return 0;
@@ -872,10 +883,10 @@ static int populate_works(const char *path, size_t len)
                 tst_smaps_kib(m, "Rss") >= (long)(len >> 10) - 64;
     munmap(m, len);
     return works;
-#else
+#  else
     (void)path, (void)len;
     return 0;
-#endif
+#  endif
 }
 
 /* A mapping opened without advice whose reads follow each other from offset 0
@@ -928,7 +939,8 @@ static void unadvised_mapping_read_in_order_is_populated_ahead(void **state)
         fail_msg("no mapping in /proc/self/smaps holds the windows");
     if (jumped > 8 << 10 || ran < 15 << 10)
         fail_msg("resident: %ld KiB after jumping reads (want <= 8 MiB), %ld KiB after 1 MiB in "
-                 "order (want the whole 16 MiB)", jumped, ran);
+                 "order (want the whole 16 MiB)",
+                 jumped, ran);
     /* the rest of the file still reads right */
     for (int64_t off = (1 << 20) + 65536; off < (int64_t)len; off += 65536) {
         assert_int_equal(nd_read_bytes(in, off, buf, 65536), 65536);
@@ -953,8 +965,12 @@ static void buffer_size_follows_advice_and_length(void **state)
     free(tst_put_random(env, "empty", 0, 83));
     nd_handle in, clone, slice;
     int64_t size[6];
-    const uint32_t flags[6] = {0, ND_IO_RANDOM, ND_IO_SEQUENTIAL, ND_IO_RANDOM | ND_IO_SEQUENTIAL,
-                               ND_IO_MERGE, ND_IO_MERGE | ND_IO_RANDOM};
+    const uint32_t flags[6] = {0,
+                               ND_IO_RANDOM,
+                               ND_IO_SEQUENTIAL,
+                               ND_IO_RANDOM | ND_IO_SEQUENTIAL,
+                               ND_IO_MERGE,
+                               ND_IO_MERGE | ND_IO_RANDOM};
     for (int i = 0; i < 6; i++) {
         assert_status(ND_OK, nd_open_input(env->dir, "big", flags[i], &in));
         size[i] = nd_input_buffer_size(in);
@@ -989,26 +1005,31 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(every_strategy_reads_every_size, tst_setup, tst_teardown),
-        cmocka_unit_test_setup_teardown(require_direct_on_this_file_system, tst_setup, tst_teardown),
-        cmocka_unit_test_setup_teardown(direct_reads_aligned_and_unaligned, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(require_direct_on_this_file_system, tst_setup,
+                                        tst_teardown),
+        cmocka_unit_test_setup_teardown(direct_reads_aligned_and_unaligned, tst_setup,
+                                        tst_teardown),
         cmocka_unit_test_setup_teardown(positional_read_ranges, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(cursor_edges, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(windows_match_the_file, tst_setup, tst_teardown),
-        cmocka_unit_test_setup_teardown(mapped_sequential_reads_across_populated_stretches, tst_setup,
-                                        tst_teardown),
+        cmocka_unit_test_setup_teardown(mapped_sequential_reads_across_populated_stretches,
+                                        tst_setup, tst_teardown),
 #ifdef __linux__
-        cmocka_unit_test_setup_teardown(unadvised_mapping_read_in_order_is_populated_ahead, tst_setup,
-                                        tst_teardown),
+        cmocka_unit_test_setup_teardown(unadvised_mapping_read_in_order_is_populated_ahead,
+                                        tst_setup, tst_teardown),
 #endif
-        cmocka_unit_test_setup_teardown(read_from_matches_a_reference_read, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(read_from_matches_a_reference_read, tst_setup,
+                                        tst_teardown),
         cmocka_unit_test_setup_teardown(read_from_drives_a_window_cursor, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(clones_have_their_own_cursor, tst_setup, tst_teardown),
-        cmocka_unit_test_setup_teardown(buffer_size_follows_advice_and_length, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(buffer_size_follows_advice_and_length, tst_setup,
+                                        tst_teardown),
         cmocka_unit_test_setup_teardown(slices_see_only_themselves, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(random_operations_match_a_model, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(refused_flags_and_missing_files, tst_setup, tst_teardown),
 #ifndef _WIN32
-        cmocka_unit_test_setup_teardown(file_growing_after_open_is_not_seen, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(file_growing_after_open_is_not_seen, tst_setup,
+                                        tst_teardown),
 #endif
         cmocka_unit_test_setup_teardown(offsets_past_4_gib, tst_setup, tst_teardown),
 #ifndef _WIN32

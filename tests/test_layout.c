@@ -43,9 +43,8 @@ static void inputs_start_on_a_cache_line(void **state)
     char path[TST_PATH_MAX];
     uint8_t data[8192];
     memset(data, 7, sizeof(data));
-    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "f"), data,
-                                    sizeof(data)),
-                     0);
+    assert_int_equal(
+        tst_write_file(tst_join(path, sizeof(path), env->dir_path, "f"), data, sizeof(data)), 0);
     const uint32_t kinds[] = {0, ND_IO_MMAP};
     for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
         enum { N = 24 };

@@ -48,7 +48,8 @@ static void lock_file_is_created_and_left(void **state)
     assert_status(1, nd_file_exists(env->dir, "write.lock"));
     /* an existing file with content is locked as it is, not truncated */
     char path[TST_PATH_MAX];
-    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "data"), "keep", 4), 0);
+    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "data"), "keep", 4),
+                     0);
     assert_status(ND_OK, nd_lock(env->dir, "data", &l));
     assert_int_equal(tst_file_size(path), 4);
     assert_status(ND_OK, nd_close(l));
@@ -199,14 +200,16 @@ static void forked_child_does_not_share_the_lock(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(second_handle_in_process_is_refused, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(second_handle_in_process_is_refused, tst_setup,
+                                        tst_teardown),
         cmocka_unit_test_setup_teardown(lock_file_is_created_and_left, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(only_regular_files_are_locks, tst_setup, tst_teardown),
 #ifndef _WIN32
         cmocka_unit_test_setup_teardown(fifos_are_not_locks, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(another_process_is_refused, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(holder_death_releases, tst_setup, tst_teardown),
-        cmocka_unit_test_setup_teardown(forked_child_does_not_share_the_lock, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(forked_child_does_not_share_the_lock, tst_setup,
+                                        tst_teardown),
 #endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

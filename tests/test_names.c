@@ -24,14 +24,15 @@ static const char *const bad_names[] = {
     "/",
     "x/",
     "./x",
-    "\xC0\xAF",         /* overlong '/' */
-    "\xE0\x80\xAF",     /* overlong '/', three bytes */
-    "a\x80" "b",        /* lone continuation byte */
-    "\xED\xA0\x80",     /* UTF-16 surrogate U+D800 */
-    "\xED\xBF\xBF",     /* surrogate U+DFFF */
-    "\xE2\x82",         /* truncated three-byte sequence */
-    "ab\xF0\x9F\x98",   /* truncated four-byte sequence at the end */
-    "\xF4\x90\x80\x80", /* above U+10FFFF */
+    "\xC0\xAF",     /* overlong '/' */
+    "\xE0\x80\xAF", /* overlong '/', three bytes */
+    "a\x80"
+    "b",                    /* lone continuation byte */
+    "\xED\xA0\x80",         /* UTF-16 surrogate U+D800 */
+    "\xED\xBF\xBF",         /* surrogate U+DFFF */
+    "\xE2\x82",             /* truncated three-byte sequence */
+    "ab\xF0\x9F\x98",       /* truncated four-byte sequence at the end */
+    "\xF4\x90\x80\x80",     /* above U+10FFFF */
     "\xF8\x88\x80\x80\x80", /* five-byte form */
     "\xFF",
 };
@@ -75,7 +76,8 @@ static void bad_names_are_refused(void **state)
     tst_env *env = *state;
     /* a real file for rename(name -> "fine") and rename("fine" -> name) to find */
     char path[TST_PATH_MAX];
-    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "fine"), "ok", 2), 0);
+    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "fine"), "ok", 2),
+                     0);
     for (size_t i = 0; i < sizeof(bad_names) / sizeof(bad_names[0]); i++) {
         refused_everywhere(env, bad_names[i], ND_E_INVALID_NAME, 1);
         assert_message_contains("invalid name");
@@ -92,10 +94,10 @@ static void bad_names_are_refused(void **state)
 }
 
 #ifdef _WIN32
-#    define TST_NAME_TOO_LONG 206 /* ERROR_FILENAME_EXCED_RANGE */
+#  define TST_NAME_TOO_LONG 206 /* ERROR_FILENAME_EXCED_RANGE */
 #else
-#    include <errno.h>
-#    define TST_NAME_TOO_LONG ENAMETOOLONG
+#  include <errno.h>
+#  define TST_NAME_TOO_LONG ENAMETOOLONG
 #endif
 
 /* A name over 255 bytes is what the OS reports as ENAMETOOLONG: the library's own check
@@ -144,7 +146,8 @@ static void absolute_paths_are_refused(void **state)
     tst_join(victim, sizeof(victim), env->root, "victim");
     assert_int_equal(tst_write_file(victim, "precious", 8), 0);
     char fine[TST_PATH_MAX];
-    assert_int_equal(tst_write_file(tst_join(fine, sizeof(fine), env->dir_path, "fine"), "ok", 2), 0);
+    assert_int_equal(tst_write_file(tst_join(fine, sizeof(fine), env->dir_path, "fine"), "ok", 2),
+                     0);
     refused_everywhere(env, victim, ND_E_INVALID_NAME, 1);
     size_t len = 0;
     uint8_t *data = tst_read_file(victim, &len);
@@ -161,7 +164,8 @@ static void null_names_are_invalid_arguments(void **state)
 {
     tst_env *env = *state;
     char fine[TST_PATH_MAX];
-    assert_int_equal(tst_write_file(tst_join(fine, sizeof(fine), env->dir_path, "fine"), "ok", 2), 0);
+    assert_int_equal(tst_write_file(tst_join(fine, sizeof(fine), env->dir_path, "fine"), "ok", 2),
+                     0);
     refused_everywhere(env, NULL, ND_E_INVALID_ARGUMENT, 1);
 }
 
@@ -206,11 +210,11 @@ static void unicode_names_round_trip(void **state)
 {
     tst_env *env = *state;
     static const char *const good[] = {
-        "caf\xC3\xA9",                 /* é, two bytes */
-        "\xE6\x97\xA5\xE6\x9C\xAC",     /* 日本, three bytes each */
-        "\xF0\x9F\x98\x80.si",         /* U+1F600, four bytes */
-        "\xF4\x8F\xBF\xBF",            /* U+10FFFF, the last code point */
-        "\xEF\xBF\xBD",                /* U+FFFD */
+        "caf\xC3\xA9",              /* é, two bytes */
+        "\xE6\x97\xA5\xE6\x9C\xAC", /* 日本, three bytes each */
+        "\xF0\x9F\x98\x80.si",      /* U+1F600, four bytes */
+        "\xF4\x8F\xBF\xBF",         /* U+10FFFF, the last code point */
+        "\xEF\xBF\xBD",             /* U+FFFD */
         "_0.cfs",
         "segments_1",
         ".hidden",
@@ -237,8 +241,9 @@ static void unicode_names_round_trip(void **state)
 static void windows_only_names_are_refused(void **state)
 {
     tst_env *env = *state;
-    static const char *const win_bad[] = {"a:b", "CON", "con.txt", "NUL", "LPT1", "COM9.log",
-                                          "trailing.", "trailing ", "q?", "star*", "pipe|", "..."};
+    static const char *const win_bad[] = {"a:b",  "CON",      "con.txt",   "NUL",
+                                          "LPT1", "COM9.log", "trailing.", "trailing ",
+                                          "q?",   "star*",    "pipe|",     "..."};
     for (size_t i = 0; i < sizeof(win_bad) / sizeof(win_bad[0]); i++)
         refused_everywhere(env, win_bad[i], ND_E_INVALID_NAME, 1);
 }
@@ -281,10 +286,13 @@ static void make_outside(tst_env *env, outside_world *w)
     assert_true(w->secret_mtime == (int64_t)1000000000 * 1000000000);
     char link[TST_PATH_MAX];
     /* relative and absolute links to the file, a dangling one into outside/, one to the dir */
-    assert_int_equal(tst_symlink("../outside/secret", tst_join(link, sizeof(link), env->dir_path, "rel")), 0);
+    assert_int_equal(
+        tst_symlink("../outside/secret", tst_join(link, sizeof(link), env->dir_path, "rel")), 0);
     assert_int_equal(tst_symlink(w->secret, tst_join(link, sizeof(link), env->dir_path, "abs")), 0);
-    assert_int_equal(tst_symlink(w->newfile, tst_join(link, sizeof(link), env->dir_path, "dangling")), 0);
-    assert_int_equal(tst_symlink(w->outside, tst_join(link, sizeof(link), env->dir_path, "dirlink")), 0);
+    assert_int_equal(
+        tst_symlink(w->newfile, tst_join(link, sizeof(link), env->dir_path, "dangling")), 0);
+    assert_int_equal(
+        tst_symlink(w->outside, tst_join(link, sizeof(link), env->dir_path, "dirlink")), 0);
 }
 
 static void outside_untouched(outside_world *w)
@@ -362,7 +370,8 @@ static void symlinks_are_renamed_and_deleted_themselves(void **state)
     assert_true(tst_path_exists(tst_join(path, sizeof(path), env->dir_path, "moved")));
     outside_untouched(&w);
     /* renaming a regular file over a link replaces the link, never writes through it */
-    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "plain"), "new", 3), 0);
+    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "plain"), "new", 3),
+                     0);
     assert_status(ND_OK, nd_rename(env->dir, "plain", "rel"));
     int64_t len = 0;
     assert_status(ND_OK, nd_file_length(env->dir, "rel", &len));
@@ -418,8 +427,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(symlinks_are_never_followed, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(symlinks_are_renamed_and_deleted_themselves, tst_setup,
                                         tst_teardown),
-        cmocka_unit_test_setup_teardown(opening_dir_through_symlinked_parent_stays_bound,
-                                        tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(opening_dir_through_symlinked_parent_stays_bound, tst_setup,
+                                        tst_teardown),
 #endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,10 +22,11 @@
 
 #include "support.h"
 
-static const uint32_t out_flags[] = {0, ND_IO_SEQUENTIAL, ND_IO_MERGE, ND_IO_MERGE | ND_IO_SEQUENTIAL};
+static const uint32_t out_flags[] = {0, ND_IO_SEQUENTIAL, ND_IO_MERGE,
+                                     ND_IO_MERGE | ND_IO_SEQUENTIAL};
 #define N_OUT (sizeof(out_flags) / sizeof(out_flags[0]))
-static const uint32_t in_flags[] = {0, ND_IO_RANDOM, ND_IO_SEQUENTIAL, ND_IO_MMAP,
-                                    ND_IO_MMAP | ND_IO_PRELOAD, ND_IO_MERGE};
+static const uint32_t in_flags[] = {
+    0, ND_IO_RANDOM, ND_IO_SEQUENTIAL, ND_IO_MMAP, ND_IO_MMAP | ND_IO_PRELOAD, ND_IO_MERGE};
 #define N_IN (sizeof(in_flags) / sizeof(in_flags[0]))
 /* sizes that cross every edge, and the exact buffer sizes (64 KiB buffered, 1 MiB direct) */
 static const size_t sizes[] = {0, 1, 511, 4097, (1u << 20) + 3, 65536, 1u << 20};
@@ -87,7 +88,8 @@ static void check_on_disk(tst_env *env, const char *name, const uint8_t *data, s
     uint8_t *disk = tst_read_file(tst_join(path, sizeof(path), env->dir_path, name), &got);
     assert_non_null(disk);
     if (got != len)
-        fail_msg("%s is %lu bytes on disk, expected %lu", name, (unsigned long)got, (unsigned long)len);
+        fail_msg("%s is %lu bytes on disk, expected %lu", name, (unsigned long)got,
+                 (unsigned long)len);
     if (len > 0)
         assert_memory_equal(disk, data, len);
     free(disk);
@@ -114,8 +116,8 @@ static void every_strategy_size_and_chunking(void **state)
                 nd_handle out;
                 assert_status(ND_OK, nd_create_output(env->dir, name, out_flags[o], &out));
                 int32_t want = !(out_flags[o] & ND_IO_MERGE) ? ND_STRATEGY_BUFFERED
-                               : direct                     ? ND_STRATEGY_DIRECT
-                                                            : ND_STRATEGY_DROP_BEHIND;
+                               : direct                      ? ND_STRATEGY_DIRECT
+                                                             : ND_STRATEGY_DROP_BEHIND;
                 assert_status(want, nd_output_strategy(out));
                 assert_status(0, nd_output_position(out));
                 assert_status(0, nd_output_crc32(out));
@@ -145,15 +147,17 @@ static void sync_then_more_writes(void **state)
     const size_t len = 3 * 4096 + 777 + (2u << 20);
     uint8_t *data = tst_random_buffer(len, 2000);
     /* 2 MiB: nothing buffered, but a direct write may be in flight: sync waits for it */
-    const size_t cuts[] = {1, 4095, 4096, 4097, 5000, 12288, 12289, 12289 + 777, (1u << 20) + 5,
-                           2u << 20, len};
+    const size_t cuts[] = {1,     4095,        4096,           4097,     5000, 12288,
+                           12289, 12289 + 777, (1u << 20) + 5, 2u << 20, len};
     for (size_t o = 0; o < N_OUT; o++) {
         nd_handle out;
         char path[TST_PATH_MAX];
-        assert_status(ND_OK, nd_create_output(env->dir, "synced", out_flags[o] | ND_IO_OVERWRITE, &out));
+        assert_status(ND_OK,
+                      nd_create_output(env->dir, "synced", out_flags[o] | ND_IO_OVERWRITE, &out));
         size_t at = 0;
         for (size_t c = 0; c < sizeof(cuts) / sizeof(cuts[0]); c++) {
-            assert_status((int64_t)(cuts[c] - at), nd_write_bytes(out, data + at, (int64_t)(cuts[c] - at)));
+            assert_status((int64_t)(cuts[c] - at),
+                          nd_write_bytes(out, data + at, (int64_t)(cuts[c] - at)));
             at = cuts[c];
             assert_status(ND_OK, nd_output_sync(out));
             /* after a sync the file holds exactly what was written, padding cut off */
@@ -192,14 +196,16 @@ static void flush_hands_every_byte_to_the_os(void **state)
     uint8_t *data = tst_random_buffer(len, 2100);
     /* 2 MiB: a direct output's full buffer was just handed to its writer, so
      * nothing is buffered but a write may still be in flight */
-    const size_t cuts[] = {0, 2, 3, 4095, 4096, 4097, 5000, 12289 + 777, 65536, 65537,
-                           (1u << 20) + 5, 2u << 20, len};
+    const size_t cuts[] = {0,           2,     3,     4095,           4096,     4097, 5000,
+                           12289 + 777, 65536, 65537, (1u << 20) + 5, 2u << 20, len};
     for (size_t o = 0; o < N_OUT; o++) {
         nd_handle out;
-        assert_status(ND_OK, nd_create_output(env->dir, "flushed", out_flags[o] | ND_IO_OVERWRITE, &out));
+        assert_status(ND_OK,
+                      nd_create_output(env->dir, "flushed", out_flags[o] | ND_IO_OVERWRITE, &out));
         size_t at = 0;
         for (size_t c = 0; c < sizeof(cuts) / sizeof(cuts[0]); c++) {
-            assert_status((int64_t)(cuts[c] - at), nd_write_bytes(out, data + at, (int64_t)(cuts[c] - at)));
+            assert_status((int64_t)(cuts[c] - at),
+                          nd_write_bytes(out, data + at, (int64_t)(cuts[c] - at)));
             at = cuts[c];
             assert_status(ND_OK, nd_output_flush(out));
             assert_status((int64_t)at, nd_output_position(out));
@@ -225,9 +231,9 @@ static void flush_hands_every_byte_to_the_os(void **state)
 /* A model of what an output with seek must leave in its file: FileStream's
  * (and RandomAccessFile's) semantics, under Lucene's IndexOutput.seek. */
 typedef struct {
-    uint8_t *file;  /* expected content, cap bytes */
+    uint8_t *file; /* expected content, cap bytes */
     size_t cap, end, pos;
-    uLong crc;      /* over every byte written, in order */
+    uLong crc; /* over every byte written, in order */
 } out_model;
 
 static void model_write(out_model *m, const uint8_t *src, size_t n)
@@ -268,11 +274,14 @@ static void seek_model(tst_env *env, size_t cap, size_t big, int steps, uint64_t
                 uint64_t r = next_rand(&x);
                 size_t n;
                 switch (r % 8) {
-                case 0: case 1: case 2: /* a write: small, or big enough to fill buffers */
+                case 0:
+                case 1:
+                case 2: /* a write: small, or big enough to fill buffers */
                     n = (r >> 8) % (r % 8 == 2 ? big : 9000);
                     if (m.pos + n > cap - 4200)
                         n = 0;
-                    assert_status((int64_t)n, nd_write_bytes(out, src + (r >> 3) % 4096, (int64_t)n));
+                    assert_status((int64_t)n,
+                                  nd_write_bytes(out, src + (r >> 3) % 4096, (int64_t)n));
                     model_write(&m, src + (r >> 3) % 4096, n);
                     break;
                 case 3: /* a few single bytes */
@@ -282,7 +291,8 @@ static void seek_model(tst_env *env, size_t cap, size_t big, int steps, uint64_t
                         model_write(&m, &b, 1);
                     }
                     break;
-                case 4: case 5: { /* seek back, to the end, or past it (zeros in between) */
+                case 4:
+                case 5: { /* seek back, to the end, or past it (zeros in between) */
                     size_t to = (r >> 8) % (m.end + 50);
                     if (r % 8 == 5)
                         to = m.end;
@@ -314,7 +324,8 @@ static void seek_model(tst_env *env, size_t cap, size_t big, int steps, uint64_t
             assert_file_is(env, "sought", m.file, m.end);
             for (size_t i = 0; i < N_IN; i++)
                 if (m.end > 0)
-                    assert_int_equal(tst_verify_input(env->dir, "sought", in_flags[i], m.file, m.end), 0);
+                    assert_int_equal(
+                        tst_verify_input(env->dir, "sought", in_flags[i], m.file, m.end), 0);
             free(m.file);
         }
     }
@@ -353,7 +364,8 @@ static void seek_like_lucene_3x_term_infos(void **state)
         assert_status(4, nd_output_position(out));
         assert_status(8, nd_write_bytes(out, "COUNT=42", 8));
         assert_status(12, nd_output_position(out));
-        uLong crc = crc32(crc32(crc32(0L, Z_NULL, 0), data, (uInt)len), (const Bytef *)"COUNT=42", 8);
+        uLong crc =
+            crc32(crc32(crc32(0L, Z_NULL, 0), data, (uInt)len), (const Bytef *)"COUNT=42", 8);
         assert_status((int64_t)crc, nd_output_crc32(out));
         assert_status(ND_OK, nd_close(out));
         memcpy(data + 4, "COUNT=42", 8);
@@ -379,7 +391,8 @@ static void create_and_overwrite(void **state)
     for (size_t o = 0; o < N_OUT; o++) {
         nd_handle out;
         assert_int_equal(tst_write_file(path, "old bytes that must go away", 27), 0);
-        assert_status(ND_OK, nd_create_output(env->dir, "existing", out_flags[o] | ND_IO_OVERWRITE, &out));
+        assert_status(ND_OK,
+                      nd_create_output(env->dir, "existing", out_flags[o] | ND_IO_OVERWRITE, &out));
         /* replaced from the start: the old length is gone at once */
         assert_int_equal(tst_file_size(path), 0);
         assert_status(3, nd_write_bytes(out, "new", 3));
@@ -420,7 +433,8 @@ static void overwrite_keeps_old_readers_reading(void **state)
     tst_env *env = *state;
     char path[TST_PATH_MAX];
     uint8_t *old = tst_random_buffer(200000, 6000);
-    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "f"), old, 200000), 0);
+    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "f"), old, 200000),
+                     0);
     /* mapped readers are checked in a child process by the next case: a SIGBUS there
      * must not take the whole suite down */
     static const uint32_t flags[] = {0, ND_IO_RANDOM, ND_IO_MERGE};
@@ -441,7 +455,8 @@ static void overwrite_keeps_old_readers_reading(void **state)
                 assert_true(got < 0);
             assert_status(ND_OK, nd_close(in[i]));
         }
-        assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "f"), old, 200000), 0);
+        assert_int_equal(
+            tst_write_file(tst_join(path, sizeof(path), env->dir_path, "f"), old, 200000), 0);
     }
     free(old);
 }
@@ -468,7 +483,8 @@ static void calls_after_close(void **state)
     tst_env *env = *state;
     for (size_t o = 0; o < N_OUT; o++) {
         nd_handle out;
-        assert_status(ND_OK, nd_create_output(env->dir, "closed", out_flags[o] | ND_IO_OVERWRITE, &out));
+        assert_status(ND_OK,
+                      nd_create_output(env->dir, "closed", out_flags[o] | ND_IO_OVERWRITE, &out));
         assert_status(5, nd_write_bytes(out, "12345", 5));
         assert_status(ND_OK, nd_close(out));
         assert_status(ND_E_BAD_HANDLE, nd_write_bytes(out, "6", 1));
@@ -510,7 +526,8 @@ static void require_direct_output_here(void **state)
     nd_handle out;
     int32_t rc = nd_create_output(env->dir, "direct", ND_IO_REQUIRE_DIRECT, &out);
     if (rc == ND_E_NOT_SUPPORTED) {
-        tst_loud_skip("ND_IO_REQUIRE_DIRECT output succeeding", "the test directory refuses O_DIRECT");
+        tst_loud_skip("ND_IO_REQUIRE_DIRECT output succeeding",
+                      "the test directory refuses O_DIRECT");
         assert_status(0, nd_file_exists(env->dir, "direct"));
         return;
     }
@@ -630,7 +647,8 @@ static int ramfs_outputs(const char *mnt, void *ctx)
         fprintf(stderr, "a refused REQUIRE_DIRECT create left the file behind\n");
     rc = nd_create_output(dir, "merge", ND_IO_MERGE, &out);
     if (rc != ND_OK) {
-        fprintf(stderr, "MERGE output on ramfs: %s: %s\n", nd_status_name(rc), nd_last_error_message());
+        fprintf(stderr, "MERGE output on ramfs: %s: %s\n", nd_status_name(rc),
+                nd_last_error_message());
         return 5;
     }
     if (nd_output_strategy(out) != ND_STRATEGY_DROP_BEHIND)
@@ -679,7 +697,8 @@ static int tmpfs_round_trip(const char *mnt, void *ctx)
             return 30 + (int)o;
         for (size_t i = 0; i < N_IN; i++)
             if (tst_verify_input(dir, name, in_flags[i], data, len) != 0) {
-                fprintf(stderr, "tmpfs: output flags 0x%x, input flags 0x%x\n", out_flags[o], in_flags[i]);
+                fprintf(stderr, "tmpfs: output flags 0x%x, input flags 0x%x\n", out_flags[o],
+                        in_flags[i]);
                 return 40 + (int)o;
             }
     }
@@ -718,14 +737,14 @@ static void the_next_output_reuses_the_buffers(void **state)
     assert_non_null(data);
     for (size_t i = 0; i < LEN; i++)
         data[i] = (uint8_t)(i * 2654435761u >> 13);
-#ifdef __GLIBC__
+#  ifdef __GLIBC__
     /* as in the .NET process where this was measured (every output's buffers
      * came from fresh pages): blocks this large go back to the OS when freed,
      * instead of whatever this test's earlier allocations left in the heap */
     mallopt(M_MMAP_THRESHOLD, 128 << 10);
     mallopt(M_TRIM_THRESHOLD, 128 << 10);
     malloc_trim(0); /* what earlier tests left free goes back too */
-#endif
+#  endif
     /* the control: what 2 MiB of fresh memory costs here (an emulator may
      * count no faults at all, and then nothing can be shown) */
     struct rusage before, after;
@@ -742,7 +761,8 @@ static void the_next_output_reuses_the_buffers(void **state)
     free((void *)fresh[1]);
     long control = after.ru_minflt - before.ru_minflt;
     if (control < 256) {
-        tst_loud_skip("an output's buffers reused by the next", "fresh memory takes no counted page faults here");
+        tst_loud_skip("an output's buffers reused by the next",
+                      "fresh memory takes no counted page faults here");
         free(data);
         return;
     }
@@ -758,8 +778,9 @@ static void the_next_output_reuses_the_buffers(void **state)
         free(pins[0]);
         free(pins[1]);
         if (second >= control / 4)
-            fail_msg("flags %u: the second output took %ld page faults (2 MiB of fresh memory: %ld)",
-                     kinds[k], second, control);
+            fail_msg(
+                "flags %u: the second output took %ld page faults (2 MiB of fresh memory: %ld)",
+                kinds[k], second, control);
     }
     free(data);
 }
@@ -794,15 +815,18 @@ int main(void)
         cmocka_unit_test_setup_teardown(every_strategy_size_and_chunking, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(sync_then_more_writes, tst_setup, tst_teardown),
 #ifndef _WIN32
-        cmocka_unit_test_setup_teardown(the_next_output_reuses_the_buffers, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(the_next_output_reuses_the_buffers, tst_setup,
+                                        tst_teardown),
 #endif
-        cmocka_unit_test_setup_teardown(buffer_size_is_what_the_output_collects, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(buffer_size_is_what_the_output_collects, tst_setup,
+                                        tst_teardown),
         cmocka_unit_test_setup_teardown(flush_hands_every_byte_to_the_os, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(seek_rewrites_like_a_file_stream, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(seek_model_across_large_pieces, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(seek_like_lucene_3x_term_infos, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(create_and_overwrite, tst_setup, tst_teardown),
-        cmocka_unit_test_setup_teardown(overwrite_keeps_old_readers_reading, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(overwrite_keeps_old_readers_reading, tst_setup,
+                                        tst_teardown),
         cmocka_unit_test_setup_teardown(refused_flags, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(calls_after_close, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(crc_of_known_vectors, tst_setup, tst_teardown),

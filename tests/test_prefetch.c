@@ -128,9 +128,16 @@ static void advise_every_value_on_every_strategy(void **state)
     uint8_t *data = tst_put_random(env, "f", (size_t)len, 21);
     free(tst_put_random(env, "empty", 0, 22));
     const uint32_t good[] = {ND_IO_RANDOM, ND_IO_SEQUENTIAL, 0, ND_IO_SEQUENTIAL, ND_IO_RANDOM};
-    const uint32_t bad[] = {ND_IO_RANDOM | ND_IO_SEQUENTIAL, ND_IO_MMAP, ND_IO_MERGE, ND_IO_PRELOAD,
-                            ND_IO_REQUIRE_DIRECT, ND_IO_OVERWRITE, ND_IO_RANDOM | ND_IO_MMAP,
-                            0x80u, 0x80000000u, 0xFFFFFFFFu};
+    const uint32_t bad[] = {ND_IO_RANDOM | ND_IO_SEQUENTIAL,
+                            ND_IO_MMAP,
+                            ND_IO_MERGE,
+                            ND_IO_PRELOAD,
+                            ND_IO_REQUIRE_DIRECT,
+                            ND_IO_OVERWRITE,
+                            ND_IO_RANDOM | ND_IO_MMAP,
+                            0x80u,
+                            0x80000000u,
+                            0xFFFFFFFFu};
     for (size_t k = 0; k < N_STRATEGIES; k++) {
         nd_handle in, clone, slice, empty;
         assert_status(ND_OK, nd_open_input(env->dir, "f", strategies[k].flags, &in));
@@ -294,7 +301,8 @@ static void prefetch_brings_dropped_pages_in(void **state)
         assert_status(ND_OK, nd_input_prefetch(slice, 1 << 20, 65536));
         if (!becomes_resident(&v, 9 << 20, 65536))
             fail_msg("flags 0x%x: the slice's prefetched range did not become resident", flags[k]);
-        assert_true(absent(&v, 1 << 20, PAGE)); /* the slice's offset taken as the file's: not read */
+        assert_true(
+            absent(&v, 1 << 20, PAGE)); /* the slice's offset taken as the file's: not read */
         assert_true(absent(&v, 14 << 20, 1 << 20));
         nd_close(slice);
         nd_close(in);
@@ -390,10 +398,10 @@ static void advice_reaches_the_mapping(void **state)
     const struct {
         uint32_t flags;
         const char *has, *lacks;
-    } steps[] = {
-        {ND_IO_RANDOM, " rr", " sr"}, {ND_IO_SEQUENTIAL, " sr", " rr"}, {0, NULL, NULL}};
+    } steps[] = {{ND_IO_RANDOM, " rr", " sr"}, {ND_IO_SEQUENTIAL, " sr", " rr"}, {0, NULL, NULL}};
     for (size_t i = 0; i < 3; i++) {
-        assert_status(ND_OK, nd_input_advise(clone, steps[i].flags)); /* the clone: the same mapping */
+        assert_status(ND_OK,
+                      nd_input_advise(clone, steps[i].flags)); /* the clone: the same mapping */
         assert_int_equal(vm_flags(base, line, sizeof line), 0);
         if (steps[i].has != NULL && strstr(line, steps[i].has) == NULL)
             fail_msg("after advice 0x%x: %s lacks%s", steps[i].flags, line, steps[i].has);
@@ -417,10 +425,12 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(prefetch_ranges_on_every_strategy, tst_setup, tst_teardown),
-        cmocka_unit_test_setup_teardown(advise_every_value_on_every_strategy, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(advise_every_value_on_every_strategy, tst_setup,
+                                        tst_teardown),
 #if defined(__linux__)
         cmocka_unit_test_setup_teardown(prefetch_brings_dropped_pages_in, tst_setup, tst_teardown),
-        cmocka_unit_test_setup_teardown(back_off_looks_again_within_64_calls, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(back_off_looks_again_within_64_calls, tst_setup,
+                                        tst_teardown),
         cmocka_unit_test_setup_teardown(advice_reaches_the_mapping, tst_setup, tst_teardown),
 #endif
     };

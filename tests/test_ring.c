@@ -164,7 +164,8 @@ static void test_unaligned_and_odd_reads(void **state)
                     assert_int_equal(res[j], tags[j] == 7 ? 100001 : tags[j] == 8 ? 1 : 0);
                 got += n;
             }
-            assert_memory_equal(dst + 1, e->data + 12345, 100000); /* dst[0] was rewritten by tag 8 */
+            assert_memory_equal(dst + 1, e->data + 12345,
+                                100000); /* dst[0] was rewritten by tag 8 */
             assert_int_equal(dst[0], e->data[FILE_LEN - 1]);
             nd_close(in);
             nd_close(ring);
@@ -267,7 +268,8 @@ static void test_close_input_with_reads_in_flight(void **state)
                 assert_true(n > 0);
                 for (int j = 0; j < n; j++) {
                     assert_int_equal(res[j], BLOCK);
-                    assert_memory_equal(dst + tags[j] * BLOCK, e->data + tags[j] * BLOCK * 3, BLOCK);
+                    assert_memory_equal(dst + tags[j] * BLOCK, e->data + tags[j] * BLOCK * 3,
+                                        BLOCK);
                 }
                 got += n;
             }
@@ -368,8 +370,8 @@ static void test_read_cached(void **state)
             assert_int_equal(got, 0); /* direct and drop-behind never read the cache */
         }
         if (got < 100001) {
-            assert_status(ND_OK, nd_ring_submit_read(ring, in, 12345 + got, dst + 1 + got,
-                                                     100001 - got, 7));
+            assert_status(
+                ND_OK, nd_ring_submit_read(ring, in, 12345 + got, dst + 1 + got, 100001 - got, 7));
             reap_one(ring, 7, 100001 - got);
         }
         assert_memory_equal(dst + 1, e->data + 12345, 100001);
@@ -414,8 +416,8 @@ static void test_read_cached_uncached(void **state)
         assert_true(got >= 0 && got <= (1 << 20));
         partial += got < (1 << 20);
         if (got < (1 << 20)) {
-            assert_status(ND_OK, nd_ring_submit_read(ring, in, off + got, dst + got,
-                                                     (1 << 20) - got, 77));
+            assert_status(ND_OK,
+                          nd_ring_submit_read(ring, in, off + got, dst + got, (1 << 20) - got, 77));
             reap_one(ring, 77, (1 << 20) - got);
         }
         assert_memory_equal(dst, e->data + off, 1 << 20);
@@ -568,8 +570,8 @@ static ev_read next_read(uint64_t *seed, int direct, int k)
  * alone (poll, the protocol's read, reaps that never wait), each checked
  * against the file; a slot is refilled as soon as its read is reaped. A
  * completion left unsignalled stalls it and fails the test. */
-static void event_loop(ring_env *e, nd_handle ring, nd_handle in, int direct, int depth,
-                       int total, uint64_t seed, uint8_t *bufs)
+static void event_loop(ring_env *e, nd_handle ring, nd_handle in, int direct, int depth, int total,
+                       uint64_t seed, uint8_t *bufs)
 {
     int fd = nd_ring_event_fd(ring);
     assert_true(fd >= 0);
@@ -577,13 +579,14 @@ static void event_loop(ring_env *e, nd_handle ring, nd_handle in, int direct, in
     int next = 0, done = 0;
     for (int k = 0; k < depth && next < total; k++, next++) {
         slot[k] = next_read(&seed, direct, next);
-        assert_status(ND_OK, nd_ring_submit_read(ring, in, slot[k].off, bufs + (size_t)k * 2 * BLOCK,
-                                                 slot[k].len, (uint64_t)k));
+        assert_status(ND_OK,
+                      nd_ring_submit_read(ring, in, slot[k].off, bufs + (size_t)k * 2 * BLOCK,
+                                          slot[k].len, (uint64_t)k));
     }
     while (done < total) {
         if (!wait_event(fd, 10000))
-            fail_msg("no signal in 10 s with %d reads in flight (ring %d)",
-                     nd_ring_in_flight(ring), nd_ring_backend(ring));
+            fail_msg("no signal in 10 s with %d reads in flight (ring %d)", nd_ring_in_flight(ring),
+                     nd_ring_backend(ring));
         reset_event(fd);
         for (;;) {
             uint64_t tags[5]; /* fewer than in flight: the protocol's "until fewer than max" */
@@ -638,7 +641,8 @@ typedef struct {
     nd_handle ring, in;
     uint8_t *bufs;
     int total;
-    _Atomic int reaped; /* the reaper's count: a slot k is free again once read k - DEPTH is reaped */
+    _Atomic int
+        reaped; /* the reaper's count: a slot k is free again once read k - DEPTH is reaped */
 } submitter_arg;
 
 static void *submit_all(void *p)

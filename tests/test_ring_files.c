@@ -68,9 +68,8 @@ static void write_file(files_env *e, int i, uint64_t seed)
     /* a new file renamed over the old one, as Lucene replaces files: inputs
      * open on the old one keep reading its bytes */
     char tmp[TST_PATH_MAX];
-    assert_int_equal(tst_write_file(tst_join(tmp, sizeof tmp, e->env.dir_path, "new.tmp"), data,
-                                    FLEN),
-                     0);
+    assert_int_equal(
+        tst_write_file(tst_join(tmp, sizeof tmp, e->env.dir_path, "new.tmp"), data, FLEN), 0);
     assert_int_equal(rename(tmp, tst_join(path, sizeof path, e->env.dir_path, fname(name, i))), 0);
     free(data);
 }
@@ -263,8 +262,8 @@ static void mixed_reads(files_env *e, nd_handle ring, nd_handle *in, int reads, 
                 continue;
             int f = churn ? (int)(next_rand(&s) % NFILES) : started % NFILES;
             p[t] = (pending){f, e->seed[f], (int64_t)(next_rand(&s) % (FLEN / BLOCK)) * BLOCK, 1};
-            assert_status(ND_OK, nd_ring_submit_read(ring, in[f], p[t].off, bufs + t * BLOCK,
-                                                     BLOCK, t));
+            assert_status(ND_OK,
+                          nd_ring_submit_read(ring, in[f], p[t].off, bufs + t * BLOCK, BLOCK, t));
             started++;
         }
         uint64_t tags[DEPTH];
@@ -363,10 +362,10 @@ static void test_replaced_file_closes_with_its_input(void **state)
     nd_handle ring, in[OPEN];
     if (!open_uring(&ring))
         return;
-#ifdef ND_FAULT_INJECTION
+#  ifdef ND_FAULT_INJECTION
     nd__fault_set_submit_pause(2000);
     rounds = 64 + 40;
-#endif
+#  endif
     for (int i = 0; i < OPEN; i++) {
         char name[16];
         assert_status(ND_OK, nd_open_input(e->env.dir, fname(name, i), 0, &in[i]));
@@ -392,12 +391,11 @@ static void test_replaced_file_closes_with_its_input(void **state)
             strays++;
         assert_status(ND_OK, nd_open_input(e->env.dir, fname(name, old), 0, &in[old]));
     }
-#ifdef ND_FAULT_INJECTION
+#  ifdef ND_FAULT_INJECTION
     nd__fault_set_submit_pause(0);
-#endif
+#  endif
     if (strays > 0)
-        fail_msg("%d of %d closes returned with the replaced file still open", strays,
-                 rounds - 64);
+        fail_msg("%d of %d closes returned with the replaced file still open", strays, rounds - 64);
     for (int i = 0; i < OPEN; i++)
         assert_status(ND_OK, nd_close(in[i]));
     assert_status(ND_OK, nd_close(ring));
@@ -432,8 +430,8 @@ static void test_wide_batches(void **state)
         for (uint64_t t = 0; t < WIDE; t++) {
             int f = (int)(next_rand(&s) % NFILES);
             p[t] = (pending){f, e->seed[f], (int64_t)(next_rand(&s) % (FLEN / BLOCK)) * BLOCK, 1};
-            assert_status(ND_OK, nd_ring_submit_read(ring, in[f], p[t].off, bufs + t * BLOCK,
-                                                     BLOCK, t));
+            assert_status(ND_OK,
+                          nd_ring_submit_read(ring, in[f], p[t].off, bufs + t * BLOCK, BLOCK, t));
         }
         for (int got = 0; got < WIDE;) {
             uint64_t tags[WIDE];
@@ -730,8 +728,9 @@ static void test_idle_ring_sleeps(void **state)
 
 /* ---- two rings letting go of shared files at once ---- */
 
-#define SHARED 80 /* files both rings read, through clones of one input each: more than a table holds */
-#define ROUNDS 10
+#  define SHARED                                                                                   \
+    80 /* files both rings read, through clones of one input each: more than a table holds */
+#  define ROUNDS 10
 
 typedef struct {
     files_env *e;
@@ -882,7 +881,7 @@ static void test_two_rings_race(void **state)
     pthread_barrier_destroy(&done);
 }
 
-#ifdef ND_FAULT_INJECTION
+#  ifdef ND_FAULT_INJECTION
 /* io_uring_register failing (memory, seccomp, an emulator): the table's
  * registration at open, or the first file's, turns registration off for the
  * ring, which reads through plain descriptors and never tries again. */
@@ -938,9 +937,10 @@ static void test_submit_fails_mid_burst(void **state)
         int64_t res[DEPTH];
         for (uint64_t t = 0; t < DEPTH; t++) {
             int f = (int)((t * 7 + (uint64_t)nth) % NFILES);
-            p[t] = (pending){f, e->seed[f], (int64_t)((t + (uint64_t)nth) % (FLEN / BLOCK)) * BLOCK, 1};
-            assert_status(ND_OK, nd_ring_submit_read(ring, in[f], p[t].off, bufs + t * BLOCK,
-                                                     BLOCK, t));
+            p[t] = (pending){f, e->seed[f], (int64_t)((t + (uint64_t)nth) % (FLEN / BLOCK)) * BLOCK,
+                             1};
+            assert_status(ND_OK,
+                          nd_ring_submit_read(ring, in[f], p[t].off, bufs + t * BLOCK, BLOCK, t));
             if (t > 0)
                 continue;
             /* the first read alone: once it is back, the submitter sleeps */
@@ -982,7 +982,7 @@ static void test_submit_fails_mid_burst(void **state)
     close_all(in);
     assert_status(ND_OK, nd_close(ring));
 }
-#endif
+#  endif
 
 int main(void)
 {
@@ -997,10 +997,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_two_rings_one_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_idle_ring_sleeps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_two_rings_race, setup, teardown),
-#ifdef ND_FAULT_INJECTION
+#  ifdef ND_FAULT_INJECTION
         cmocka_unit_test_setup_teardown(test_register_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(test_submit_fails_mid_burst, setup, teardown),
-#endif
+#  endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,7 +18,7 @@
 #endif
 
 #define N_CODES 15
-static int seen[N_CODES];           /* index: -status */
+static int seen[N_CODES];                /* index: -status */
 static const char *unavailable[N_CODES]; /* why a code could not be provoked here */
 
 static void saw(int32_t status)
@@ -38,7 +38,8 @@ static void ok_invalid_argument_bad_handle_eof(void **state)
 {
     tst_env *env = *state;
     char path[TST_PATH_MAX];
-    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "f"), "0123456789", 10), 0);
+    assert_int_equal(
+        tst_write_file(tst_join(path, sizeof(path), env->dir_path, "f"), "0123456789", 10), 0);
     nd_handle in;
     EXPECT(ND_OK, nd_open_input(env->dir, "f", 0, &in));
     uint8_t buf[16];
@@ -87,7 +88,8 @@ static void access_denied(void **state)
     EXPECT(ND_E_ACCESS, nd_open_input(env->dir, "link", 0, &h));
     assert_int_equal(nd_last_os_error(), ELOOP);
     /* permission bits: root bypasses them, so this part runs only for other users */
-    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "secret"), "s", 1), 0);
+    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "secret"), "s", 1),
+                     0);
     assert_int_equal(tst_chmod(path, 0), 0);
     if (geteuid() != 0) {
         EXPECT(ND_E_ACCESS, nd_open_input(env->dir, "secret", 0, &h));
@@ -103,7 +105,8 @@ static void busy_ring(void **state)
 {
     tst_env *env = *state;
     char path[TST_PATH_MAX];
-    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "f"), "0123456789", 10), 0);
+    assert_int_equal(
+        tst_write_file(tst_join(path, sizeof(path), env->dir_path, "f"), "0123456789", 10), 0);
     nd_handle in, ring;
     int32_t rc = nd_ring_open(1, 0, &ring);
     if (rc == ND_E_NOT_SUPPORTED) {
@@ -172,7 +175,8 @@ static int too_many_open_child(void *ctx)
     while (n < 200 && (rc = nd_open_input(env->dir, "f", 0, &h[n])) == ND_OK)
         n++;
     if (rc != ND_E_TOO_MANY_OPEN) {
-        fprintf(stderr, "after %d inputs: %s (%s)\n", n, nd_status_name(rc), nd_last_error_message());
+        fprintf(stderr, "after %d inputs: %s (%s)\n", n, nd_status_name(rc),
+                nd_last_error_message());
         return 1;
     }
     if (nd_last_os_error() != EMFILE)
@@ -213,7 +217,8 @@ static int file_size_limit_child(void *ctx)
         int64_t rc = nd_write_bytes(out, data, 300000);
         if (rc == ND_E_NO_SPACE) {
             /* a failure sticks: later writes, the position and the CRC all report it */
-            if (nd_write_bytes(out, data, 10) != ND_E_NO_SPACE || nd_write_byte(out, 1) != ND_E_NO_SPACE)
+            if (nd_write_bytes(out, data, 10) != ND_E_NO_SPACE ||
+                nd_write_byte(out, 1) != ND_E_NO_SPACE)
                 return 40 + f;
             if (nd_output_position(out) != ND_E_NO_SPACE || nd_output_crc32(out) != ND_E_NO_SPACE)
                 return 50 + f;
@@ -228,7 +233,8 @@ static int file_size_limit_child(void *ctx)
             return 20 + f;
         }
         if (rc == ND_E_NO_SPACE && closed == ND_OK) {
-            fprintf(stderr, "flags %d: a failed write, then a close reporting success\n", (int)flags[f]);
+            fprintf(stderr, "flags %d: a failed write, then a close reporting success\n",
+                    (int)flags[f]);
             return 30 + f;
         }
     }
@@ -313,7 +319,8 @@ static void not_supported(void **state)
     int rc = tst_with_private_mount("ramfs", NULL, require_direct_child, NULL);
     if (rc == TST_NO_MOUNT) {
         unavailable[-ND_E_NOT_SUPPORTED] = "no file system refusing O_DIRECT can be mounted here";
-        tst_loud_skip("ND_E_NOT_SUPPORTED (ND_IO_REQUIRE_DIRECT on ramfs)", unavailable[-ND_E_NOT_SUPPORTED]);
+        tst_loud_skip("ND_E_NOT_SUPPORTED (ND_IO_REQUIRE_DIRECT on ramfs)",
+                      unavailable[-ND_E_NOT_SUPPORTED]);
         skip();
     }
     assert_int_equal(rc, 0);
@@ -380,7 +387,8 @@ static void no_memory(void **state)
         /* qemu-user does not apply RLIMIT_AS to the guest's mappings */
         unavailable[-ND_E_NO_MEMORY] = "the emulator ignores RLIMIT_AS for the guest's mappings";
         fprintf(stderr, "*** under %s: ", emulator);
-        tst_loud_skip("ND_E_NO_MEMORY from a mapping under RLIMIT_AS", unavailable[-ND_E_NO_MEMORY]);
+        tst_loud_skip("ND_E_NO_MEMORY from a mapping under RLIMIT_AS",
+                      unavailable[-ND_E_NO_MEMORY]);
         skip();
     }
     assert_int_equal(rc, 0);
@@ -417,7 +425,8 @@ static int thread_limit_child(void *ctx)
                     nd_status_name(rc), nd_last_error_message());
             return 2;
         }
-        if (nd_last_os_error() != EAGAIN || strstr(nd_last_error_message(), "nd_ring_open") == NULL ||
+        if (nd_last_os_error() != EAGAIN ||
+            strstr(nd_last_error_message(), "nd_ring_open") == NULL ||
             strstr(nd_last_error_message(), "thread") == NULL) {
             fprintf(stderr, "message: %s (os error %d)\n", nd_last_error_message(),
                     nd_last_os_error());
@@ -456,7 +465,8 @@ static void every_code_was_produced(void **state)
         if (seen[i])
             continue;
         if (unavailable[i] != NULL) {
-            fprintf(stderr, "*** %s was not produced here: %s\n", nd_status_name(-i), unavailable[i]);
+            fprintf(stderr, "*** %s was not produced here: %s\n", nd_status_name(-i),
+                    unavailable[i]);
             excused++;
         } else {
             fprintf(stderr, "*** %s was never produced by a real case\n", nd_status_name(-i));
@@ -476,8 +486,10 @@ static void every_code_was_produced(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(ok_invalid_argument_bad_handle_eof, tst_setup, tst_teardown),
-        cmocka_unit_test_setup_teardown(not_found_exists_invalid_name_locked, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(ok_invalid_argument_bad_handle_eof, tst_setup,
+                                        tst_teardown),
+        cmocka_unit_test_setup_teardown(not_found_exists_invalid_name_locked, tst_setup,
+                                        tst_teardown),
         cmocka_unit_test_setup_teardown(access_denied, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(busy_ring, tst_setup, tst_teardown),
 #ifndef _WIN32

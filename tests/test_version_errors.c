@@ -97,7 +97,8 @@ static void every_message_starts_with_its_call(void **state)
 {
     tst_env *env = *state;
     char path[TST_PATH_MAX];
-    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "f"), "0123", 4), 0);
+    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "f"), "0123", 4),
+                     0);
     nd_handle h, in, out, lock, ring;
     int64_t len;
     uint8_t buf[8];
@@ -286,7 +287,8 @@ int main(void)
         cmocka_unit_test(every_status_has_its_name),
         cmocka_unit_test(unknown_status_is_named_not_null),
         cmocka_unit_test_setup_teardown(message_names_call_and_file, tst_setup, tst_teardown),
-        cmocka_unit_test_setup_teardown(every_message_starts_with_its_call, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(every_message_starts_with_its_call, tst_setup,
+                                        tst_teardown),
         cmocka_unit_test_setup_teardown(library_failures_have_no_os_error, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(message_survives_successful_calls, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(last_error_is_per_thread, tst_setup, tst_teardown),

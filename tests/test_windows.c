@@ -34,15 +34,14 @@ typedef struct {
 static unsigned counter;
 
 /* assert_int_equal for status codes, saying what the library said */
-#define assert_status(call, want)                                                       \
-    do {                                                                              \
-        int64_t got_ = (call);                                                        \
-        if (got_ != (int64_t)(want))                                                  \
-            print_error("%s -> %s (%lld), not %s: %s\n", #call,                       \
-                        nd_status_name((int32_t)got_), (long long)got_, #want,         \
-                        nd_last_error_message());                                     \
-        assert_int_equal(got_, (int64_t)(want));                                      \
-    } while (0)
+#define assert_status(call, want)                                                                  \
+  do {                                                                                             \
+    int64_t got_ = (call);                                                                         \
+    if (got_ != (int64_t)(want))                                                                   \
+      print_error("%s -> %s (%lld), not %s: %s\n", #call, nd_status_name((int32_t)got_),           \
+                  (long long)got_, #want, nd_last_error_message());                                \
+    assert_int_equal(got_, (int64_t)(want));                                                       \
+  } while (0)
 
 static int setup(void **state)
 {
@@ -198,7 +197,8 @@ static void test_mapped_file_deleted_and_replaced(void **state)
     assert_int_equal(nd_close(ma), ND_OK);
     assert_int_equal(nd_close(mb), ND_OK);
     /* once unmapped, the next listing sweeps the deferred deletes away */
-    assert_int_equal(nd_list(f->dir, names, sizeof(names)), (int64_t)(sizeof("_2.cfs") + sizeof("segments_3")));
+    assert_int_equal(nd_list(f->dir, names, sizeof(names)),
+                     (int64_t)(sizeof("_2.cfs") + sizeof("segments_3")));
     wchar_t pattern[1100];
     MultiByteToWideChar(CP_UTF8, 0, f->path, -1, pattern, 1000);
     wcscat(pattern, L"\\*");
@@ -230,10 +230,11 @@ static void test_open_output_can_be_deleted(void **state)
 static void test_reserved_and_stream_names_refused(void **state)
 {
     fixture *f = *state;
-    const char *bad[] = {"CON",   "con",     "Con.txt", "nul.txt", "NUL",   "PRN",  "aux.log",
-                         "COM1",  "com9.x",  "LPT1",    "LPT9",    "lpt5.tar.gz",
-                         "a:b",   "file:stream", "seg:$DATA", "C:",  "x.",   "x ", "a<b",
-                         "a>b",   "a|b",     "a?b",     "a*b",     "a\"b",  "tab\there"};
+    const char *bad[] = {"CON",  "con",         "Con.txt", "nul.txt",     "NUL",
+                         "PRN",  "aux.log",     "COM1",    "com9.x",      "LPT1",
+                         "LPT9", "lpt5.tar.gz", "a:b",     "file:stream", "seg:$DATA",
+                         "C:",   "x.",          "x ",      "a<b",         "a>b",
+                         "a|b",  "a?b",         "a*b",     "a\"b",        "tab\there"};
     write_file(f->dir, "a", "1", 1);
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         const char *n = bad[i];
@@ -260,8 +261,8 @@ static void test_reserved_and_stream_names_refused(void **state)
 static void test_near_reserved_names_allowed(void **state)
 {
     fixture *f = *state;
-    const char *ok[] = {"COM10", "LPT0x", "CONSOLE", "nul_x", "auxiliary.txt", "x.y", ".hidden",
-                        "segments_N", "con-1"};
+    const char *ok[] = {"COM10", "LPT0x",   "CONSOLE",    "nul_x", "auxiliary.txt",
+                        "x.y",   ".hidden", "segments_N", "con-1"};
     for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
         write_file(f->dir, ok[i], "z", 1);
         assert_int_equal(nd_file_exists(f->dir, ok[i]), 1);
@@ -306,9 +307,9 @@ static int64_t os_size(const fixture *f, const char *name)
     snprintf(full, sizeof(full), "%s\\%s", f->path, name);
     wchar_t w[1400];
     MultiByteToWideChar(CP_UTF8, 0, full, -1, w, 1400);
-    HANDLE h = CreateFileW(w, FILE_READ_ATTRIBUTES,
-                           FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
-                           OPEN_EXISTING, 0, NULL);
+    HANDLE h =
+        CreateFileW(w, FILE_READ_ATTRIBUTES, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
+                    NULL, OPEN_EXISTING, 0, NULL);
     assert_true(h != INVALID_HANDLE_VALUE);
     LARGE_INTEGER size;
     assert_true(GetFileSizeEx(h, &size));
@@ -544,7 +545,7 @@ static void test_lock_across_processes(void **state)
     assert_int_equal(nd_lock(f->dir, "write.lock", &lock), ND_OK);
     assert_int_equal(run_lock_child(f->path), 0); /* held here: refused there */
     assert_int_equal(nd_close(lock), ND_OK);
-    assert_int_equal(run_lock_child(f->path), 1); /* released: taken there */
+    assert_int_equal(run_lock_child(f->path), 1);                  /* released: taken there */
     assert_int_equal(nd_lock(f->dir, "write.lock", &lock), ND_OK); /* and given back */
     assert_int_equal(nd_close(lock), ND_OK);
 }
@@ -571,7 +572,8 @@ static void test_links_are_not_followed(void **state)
         /* Wine 8's CreateSymbolicLinkW reports success and creates nothing */
         print_message("test_links_are_not_followed: SKIPPED: CreateSymbolicLinkW succeeded but "
                       "no link exists (attributes 0x%lx): this Windows (Wine) has no symbolic "
-                      "links, so there is nothing to refuse\n", (unsigned long)attrs);
+                      "links, so there is nothing to refuse\n",
+                      (unsigned long)attrs);
         skip();
     }
     nd_handle h = 0;
@@ -626,8 +628,8 @@ static void test_locked_range_read_is_access_not_locked(void **state)
     assert_true(other != INVALID_HANDLE_VALUE);
     OVERLAPPED ov;
     ZeroMemory(&ov, sizeof(ov));
-    assert_true(LockFileEx(other, LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY, 0, 1024, 0,
-                           &ov));
+    assert_true(
+        LockFileEx(other, LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY, 0, 1024, 0, &ov));
     nd_handle in;
     assert_int_equal(nd_open_input(f->dir, "ranged", 0, &in), ND_OK);
     int64_t rc = nd_read_bytes(in, 0, buf, sizeof(buf));

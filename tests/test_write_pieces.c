@@ -106,10 +106,10 @@ static size_t call_size(uint64_t *x)
 {
     uint64_t r = next_rand(x);
     switch (r % 6) {
-    case 0: return 1 + (size_t)(r >> 8) % 16;          /* single bytes, vInts */
-    case 1: return 1 + (size_t)(r >> 8) % 8192;        /* up to 8 KiB */
+    case 0: return 1 + (size_t)(r >> 8) % 16;   /* single bytes, vInts */
+    case 1: return 1 + (size_t)(r >> 8) % 8192; /* up to 8 KiB */
     case 2: return 8192;
-    case 3: return 65536;                               /* a binding's full buffer */
+    case 3: return 65536;                              /* a binding's full buffer */
     case 4: return 1 + (size_t)(r >> 8) % (1u << 20);  /* up to 1 MiB */
     default: return 1 + (size_t)(r >> 8) % (3u << 20); /* up to 3 MiB */
     }
@@ -140,8 +140,8 @@ static void check_large_pieces(int64_t from, uint64_t seed)
             continue;
         if (p->off % LARGE != 0 || (i + 1 < nwrites && p->len % LARGE != 0))
             fail_msg("seed %llu: write %d of %d is [%lld, +%lld): not whole 2 MiB pieces on "
-                     "their grid", (unsigned long long)seed, i, nwrites, (long long)p->off,
-                     (long long)p->len);
+                     "their grid",
+                     (unsigned long long)seed, i, nwrites, (long long)p->off, (long long)p->len);
     }
 }
 
@@ -166,8 +166,8 @@ static void pieces_are_whole_large_folios(void **state)
     for (uint64_t seed = 1; seed <= 24; seed++) {
         uint64_t x = seed * 0x9E3779B97F4A7C15ull;
         /* lengths around the interesting sizes: tiny, around 64 KiB and 2 MiB, many MiB */
-        static const size_t lens[] = {0, 1, 65535, 65536, 65537, (2u << 20) - 1, 2u << 20,
-                                      (2u << 20) + 1};
+        static const size_t lens[] = {
+            0, 1, 65535, 65536, 65537, (2u << 20) - 1, 2u << 20, (2u << 20) + 1};
         size_t len = seed <= 8 ? lens[seed - 1] : (size_t)(next_rand(&x) % cap);
         nd_handle out;
         nd_delete_file(env->dir, "p");
@@ -259,7 +259,8 @@ static void small_calls_leave_pmd_mappable_folios(void **state)
     uint8_t *src = tst_random_buffer(len, 21);
     char path[TST_PATH_MAX];
     /* the control: one pwrite leaves the largest folios the page cache makes here */
-    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "one"), src, len), 0);
+    assert_int_equal(tst_write_file(tst_join(path, sizeof(path), env->dir_path, "one"), src, len),
+                     0);
     long control = scan_mapped(env, "one", src, len);
     if (control <= 0) {
         tst_loud_skip("small_calls_leave_pmd_mappable_folios",
@@ -282,7 +283,8 @@ static void small_calls_leave_pmd_mappable_folios(void **state)
      * least half the control's, so a busy machine short of free 2 MiB pages does not fail it */
     if (ours * 2 < control)
         fail_msg("a file written in 64 KiB calls maps %ld KiB with PMDs where one written in "
-                 "one pwrite maps %ld KiB", ours, control);
+                 "one pwrite maps %ld KiB",
+                 ours, control);
     free(src);
 }
 #else

@@ -10,7 +10,8 @@
 static int check(int64_t rc, const char *what)
 {
     if (rc < 0)
-        fprintf(stderr, "%s: %s (%s)\n", what, nd_last_error_message(), nd_status_name((int32_t)rc));
+        fprintf(stderr, "%s: %s (%s)\n", what, nd_last_error_message(),
+                nd_status_name((int32_t)rc));
     return rc < 0;
 }
 

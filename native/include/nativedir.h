@@ -165,9 +165,10 @@ ND_EXTERN int32_t nd_lock(nd_handle dir, const char *name, nd_handle *out_lock);
 /* ------------------------------------------------------------------------ */
 /* Flags for inputs and outputs.                                             */
 /* ------------------------------------------------------------------------ */
-#define ND_IO_RANDOM 1u          /* access advice: random                              */
-#define ND_IO_SEQUENTIAL 2u      /* access advice: sequential                          */
-#define ND_IO_MERGE 4u           /* read/written once, in bulk: direct I/O where the
+#define ND_IO_RANDOM 1u     /* access advice: random                              */
+#define ND_IO_SEQUENTIAL 2u /* access advice: sequential                          */
+#define ND_IO_MERGE                                                                                \
+  4u                             /* read/written once, in bulk: direct I/O where the
                                     file system allows it, otherwise buffered without
                                     polluting the page cache                           */
 #define ND_IO_MMAP 8u            /* serve reads from a mapping                         */

@@ -60,7 +60,8 @@ static size_t buffer_cap(const nd_input *in)
     const nd_file *f = in->file;
     size_t cap = BUF_DEFAULT;
     if (f->strategy == ND_STRATEGY_DIRECT)
-        return nd__direct_size(ND_BUF_DIRECT, f->align); /* whole aligned units, the last past EOF */
+        return nd__direct_size(ND_BUF_DIRECT,
+                               f->align); /* whole aligned units, the last past EOF */
     if (in->flags & (ND_IO_SEQUENTIAL | ND_IO_MERGE))
         cap = BUF_SEQUENTIAL;
     else if (in->flags & ND_IO_RANDOM)
@@ -97,8 +98,8 @@ static int32_t buffer_fill(nd_input *in, int64_t at, size_t *avail)
         size_t cap = buffer_cap(in);
         in->buf = nd__os_aligned_alloc(f->strategy == ND_STRATEGY_DIRECT ? f->align : 64, cap);
         if (in->buf == NULL)
-            return nd__fail(ND_E_NO_MEMORY, "read '%s': no memory for a %zu-byte buffer",
-                            f->name, cap);
+            return nd__fail(ND_E_NO_MEMORY, "read '%s': no memory for a %zu-byte buffer", f->name,
+                            cap);
         in->buf_cap = cap;
     }
     int64_t from = at;
@@ -141,8 +142,9 @@ static int64_t nd_input_window_impl(nd_handle input, int64_t pos, const uint8_t 
     int64_t result;
     if (ND_UNLIKELY(pos < 0 || pos >= in->length)) {
         result = pos < 0 ? nd__fail(ND_E_INVALID_ARGUMENT, "negative position")
-                         : nd__fail(ND_E_EOF, "position %lld is at or past the "
-                                              "end of '%s' (%lld bytes)",
+                         : nd__fail(ND_E_EOF,
+                                    "position %lld is at or past the "
+                                    "end of '%s' (%lld bytes)",
                                     (long long)pos, in->file->name, (long long)in->length);
     } else if (in->file->strategy == ND_STRATEGY_MAPPED) {
         *out_ptr = in->file->map + in->start + pos;
@@ -193,8 +195,8 @@ static int32_t nd_input_seek_impl(nd_handle input, int64_t pos)
     if (pos < 0)
         rc = nd__fail(ND_E_INVALID_ARGUMENT, "negative position");
     else if (pos > in->length)
-        rc = nd__fail(ND_E_EOF, "position %lld is past the end of '%s' (%lld)",
-                      (long long)pos, in->file->name, (long long)in->length);
+        rc = nd__fail(ND_E_EOF, "position %lld is past the end of '%s' (%lld)", (long long)pos,
+                      in->file->name, (long long)in->length);
     else if ((rc = cursor_enter(in)) == ND_OK) {
         in->pos = pos;
         cursor_leave(in);
@@ -226,8 +228,8 @@ static int32_t nd_read_byte_buffered_impl(nd_handle input)
         return rc;
     if ((rc = cursor_enter(in)) == ND_OK) {
         if (in->pos >= in->length) {
-            rc = nd__fail(ND_E_EOF, "at the end of '%s' (%lld bytes)",
-                          in->file->name, (long long)in->length);
+            rc = nd__fail(ND_E_EOF, "at the end of '%s' (%lld bytes)", in->file->name,
+                          (long long)in->length);
         } else if (in->file->strategy == ND_STRATEGY_MAPPED) {
             rc = in->file->map[in->start + in->pos++];
         } else {
@@ -268,8 +270,8 @@ static ND_HOT int32_t cursor_read(nd_input *in, int64_t pos, void *dst, int64_t 
     if (f->strategy != ND_STRATEGY_MAPPED) {
         size_t big = bypass_size(in);
         while (left > 0 && rc == ND_OK) {
-            int held = in->buf_len > 0 && at >= in->buf_start &&
-                       at < in->buf_start + (int64_t)in->buf_len;
+            int held =
+                in->buf_len > 0 && at >= in->buf_start && at < in->buf_start + (int64_t)in->buf_len;
             if (!held && (uint64_t)left >= big)
                 break;
             size_t avail;
@@ -306,8 +308,8 @@ static ND_HOT int64_t nd_read_buffered_impl(nd_handle input, void *dst, int64_t 
 
 /* nd_read_buffered at `pos`, then the window at the cursor, pinned as
  * nd_input_window's: a binding's cursor makes one call where its window ends. */
-static ND_HOT int64_t nd_input_read_from_impl(nd_handle input, int64_t pos, void *dst,
-                                              int64_t len, const uint8_t **out_window)
+static ND_HOT int64_t nd_input_read_from_impl(nd_handle input, int64_t pos, void *dst, int64_t len,
+                                              const uint8_t **out_window)
 {
     if (out_window != NULL)
         *out_window = NULL;

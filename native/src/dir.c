@@ -33,8 +33,7 @@ int32_t nd__dir_get(nd_handle h, nd_dir **out)
 static int32_t nd_open_dir_impl(const char *path, uint32_t flags, nd_handle *out_dir)
 {
     if (path == NULL || out_dir == NULL)
-        return nd__fail(ND_E_INVALID_ARGUMENT, "%s is NULL",
-                        path == NULL ? "path" : "out_dir");
+        return nd__fail(ND_E_INVALID_ARGUMENT, "%s is NULL", path == NULL ? "path" : "out_dir");
     *out_dir = 0;
     if (path[0] == '\0')
         return nd__fail(ND_E_INVALID_ARGUMENT, "path is empty");

@@ -14,14 +14,14 @@
 
 #ifdef ND_FAULT_INJECTION
 
-#include <errno.h>
-#include <limits.h>
-#include <stdatomic.h>
+#  include <errno.h>
+#  include <limits.h>
+#  include <stdatomic.h>
 
 typedef struct {
-    _Atomic long calls;    /* calls since armed or cleared */
-    _Atomic long first;    /* first call number to hit; 0 = disarmed */
-    _Atomic long last;     /* last call number to hit */
+    _Atomic long calls; /* calls since armed or cleared */
+    _Atomic long first; /* first call number to hit; 0 = disarmed */
+    _Atomic long last;  /* last call number to hit */
     _Atomic int err;
     _Atomic int mode;
     _Atomic long injected; /* hits since armed or cleared */
@@ -98,10 +98,9 @@ long nd__fault_injected_total(void)
 
 const char *nd__fault_point_name(nd_fault_point point)
 {
-    static const char *const names[ND_FAULT_POINTS] = {"open",   "read",   "write",
-                                                       "fsync",  "rename", "alloc",
-                                                       "handle", "thread", "register",
-                                                       "submit"};
+    static const char *const names[ND_FAULT_POINTS] = {"open",     "read",  "write",  "fsync",
+                                                       "rename",   "alloc", "handle", "thread",
+                                                       "register", "submit"};
     return valid(point) ? names[point] : "?";
 }
 

@@ -18,9 +18,9 @@ typedef enum {
     ND_FAULT_WRITE = 2, /* pwrite/write */
     ND_FAULT_FSYNC = 3,
     ND_FAULT_RENAME = 4,
-    ND_FAULT_ALLOC = 5,  /* malloc/calloc/realloc/strdup and aligned buffers: NULL */
-    ND_FAULT_HANDLE = 6, /* a handle-table slot: the table is full */
-    ND_FAULT_THREAD = 7, /* creating a ring's worker thread */
+    ND_FAULT_ALLOC = 5,    /* malloc/calloc/realloc/strdup and aligned buffers: NULL */
+    ND_FAULT_HANDLE = 6,   /* a handle-table slot: the table is full */
+    ND_FAULT_THREAD = 7,   /* creating a ring's worker thread */
     ND_FAULT_REGISTER = 8, /* io_uring_register of a ring's files: it falls back to plain fds */
     ND_FAULT_SUBMIT = 9,   /* io_uring_submit of a ring's reads: the reads it carried fail */
     ND_FAULT_POINTS = 10

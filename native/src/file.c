@@ -124,9 +124,8 @@ static void populate_ahead(nd_file *f, int64_t off, int64_t len)
 static void follow_run(nd_file *f, int64_t off, int64_t len)
 {
     int64_t end = atomic_load_explicit(&f->run_end, memory_order_relaxed);
-    if (off != end || !atomic_compare_exchange_strong_explicit(&f->run_end, &end, off + len,
-                                                               memory_order_relaxed,
-                                                               memory_order_relaxed))
+    if (off != end || !atomic_compare_exchange_strong_explicit(
+                          &f->run_end, &end, off + len, memory_order_relaxed, memory_order_relaxed))
         return;
     if (off + len >= SEQUENTIAL_AFTER)
         populate_ahead(f, off, len);
@@ -163,7 +162,9 @@ ND_HOT int32_t nd__file_read(nd_file *f, int64_t off, void *dst, size_t len)
         uint64_t a = f->align;
         if (((uintptr_t)dst % a) == 0 && ((uint64_t)off % a) == 0 && (len % a) == 0) {
             rc = nd__os_pread(f->fd, f->name, dst, len, off, &got);
-            return rc != ND_OK ? rc : got == len ? ND_OK : nd__file_shrank(f, off, (int64_t)len, got);
+            return rc != ND_OK  ? rc
+                   : got == len ? ND_OK
+                                : nd__file_shrank(f, off, (int64_t)len, got);
         }
         /* unaligned: through the shared bounce buffer, one aligned chunk at a
          * time. skip < a <= bounce_cap, and bounce_cap is a multiple of a, so
@@ -230,8 +231,7 @@ int32_t nd__file_open(nd_dir *d, const char *name, uint32_t flags, nd_file **out
                  !(flags & ND_IO_REQUIRE_DIRECT))
             rc = ND_E_NOT_SUPPORTED; /* fall back below */
         else if (rc == ND_E_INVALID_ARGUMENT)
-            rc = nd__fail(ND_E_NOT_SUPPORTED,
-                          "'%s' in '%s': the file system refuses direct I/O",
+            rc = nd__fail(ND_E_NOT_SUPPORTED, "'%s' in '%s': the file system refuses direct I/O",
                           name, nd__os_dir_path(d->os));
         if (rc != ND_OK && rc != ND_E_NOT_SUPPORTED)
             goto fail;
@@ -242,9 +242,9 @@ int32_t nd__file_open(nd_dir *d, const char *name, uint32_t flags, nd_file **out
         rc = nd__os_open_file(d->os, name, ND_OPEN_READ, 0, &f->fd);
         if (rc != ND_OK)
             goto fail;
-        f->strategy = (flags & ND_IO_MMAP)    ? ND_STRATEGY_MAPPED
-                      : want_direct           ? ND_STRATEGY_DROP_BEHIND
-                                              : ND_STRATEGY_BUFFERED;
+        f->strategy = (flags & ND_IO_MMAP) ? ND_STRATEGY_MAPPED
+                      : want_direct        ? ND_STRATEGY_DROP_BEHIND
+                                           : ND_STRATEGY_BUFFERED;
     }
     rc = nd__os_file_size(f->fd, name, &f->size);
     if (rc != ND_OK)
@@ -289,4 +289,3 @@ fail:
     nd__os_aligned_free(f);
     return rc;
 }
-

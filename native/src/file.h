@@ -32,7 +32,7 @@ typedef struct {
     uint32_t align;      /* direct I/O alignment */
     nd_mutex *bounce_mu; /* direct: serialises positional reads through bounce */
     uint8_t *bounce;
-    size_t bounce_cap;   /* nd__direct_size(ND_BOUNCE_DIRECT, align) */
+    size_t bounce_cap; /* nd__direct_size(ND_BOUNCE_DIRECT, align) */
     /* What reads and prefetches write, on a cache line of its own (the file is
      * allocated with nd__buffer_lines): every read of every clone reads the
      * fields above, and a sequential reader moving run_end, or prefetches

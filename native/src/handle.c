@@ -46,7 +46,7 @@ typedef struct {
     _Atomic uint64_t state; /* generation << 32 | closed | pinned | pin_only | refs */
     nd_object *_Atomic obj;
     _Atomic uint32_t kind;
-    uint32_t next_free;                      /* index + 1, under the table lock */
+    uint32_t next_free; /* index + 1, under the table lock */
     char pad[ND_CACHE_LINE - 8 - sizeof(void *) - 8];
 } slot;
 /* One slot per cache line (the chunks start on one: nd__buffer_lines), so a
@@ -172,8 +172,7 @@ ND_HOT int32_t nd__handle_get(nd_handle h, nd_kind kind, nd_object **out)
     if (ND_LIKELY(s != NULL)) {
         uint64_t st = atomic_load_explicit(&s->state, memory_order_relaxed);
         while (ST_GEN(st) == gen && !(st & ST_CLOSED) && ST_REFS(st) != 0) {
-            if (atomic_compare_exchange_weak_explicit(&s->state, &st, st + 1,
-                                                      memory_order_acquire,
+            if (atomic_compare_exchange_weak_explicit(&s->state, &st, st + 1, memory_order_acquire,
                                                       memory_order_relaxed)) {
                 if (ND_LIKELY(hkind == (uint32_t)kind &&
                               atomic_load_explicit(&s->kind, memory_order_relaxed) == hkind)) {
@@ -181,7 +180,8 @@ ND_HOT int32_t nd__handle_get(nd_handle h, nd_kind kind, nd_object **out)
                     return ND_OK;
                 }
                 nd__handle_put(h);
-                return nd__fail(ND_E_BAD_HANDLE, "handle %lld is %s, not %s", (long long)h, kind_phrase(hkind), kind_phrase((uint32_t)kind));
+                return nd__fail(ND_E_BAD_HANDLE, "handle %lld is %s, not %s", (long long)h,
+                                kind_phrase(hkind), kind_phrase((uint32_t)kind));
             }
         }
     }
@@ -305,8 +305,7 @@ static int32_t nd_close_impl(nd_handle h)
                atomic_load_explicit(&s->kind, memory_order_relaxed) == kind) {
             /* the closer takes a reference of its own so the object outlives close() */
             if (atomic_compare_exchange_weak_explicit(&s->state, &st, (st | ST_CLOSED) + 1,
-                                                      memory_order_acq_rel,
-                                                      memory_order_relaxed)) {
+                                                      memory_order_acq_rel, memory_order_relaxed)) {
                 nd_object *obj = atomic_load_explicit(&s->obj, memory_order_relaxed);
                 int32_t rc = obj->ops->close != NULL ? obj->ops->close(obj) : ND_OK;
                 nd__handle_put(h); /* the closer's reference */

@@ -159,8 +159,7 @@ static int32_t nd_input_strategy_impl(nd_handle input)
 
 /* ---- opening, cloning, slicing ---- */
 
-static int32_t input_new(nd_file *f, int64_t start, int64_t length, uint32_t flags,
-                         nd_handle *out)
+static int32_t input_new(nd_file *f, int64_t start, int64_t length, uint32_t flags, nd_handle *out)
 {
     nd_input *in = nd__buffer_lines(sizeof(*in)); /* its cursor: no line shared with a clone's */
     if (in == NULL)
@@ -179,11 +178,12 @@ static int32_t input_new(nd_file *f, int64_t start, int64_t length, uint32_t fla
     return rc;
 }
 
-#define INPUT_FLAGS \
-    (ND_IO_RANDOM | ND_IO_SEQUENTIAL | ND_IO_MERGE | ND_IO_MMAP | ND_IO_PRELOAD | \
-     ND_IO_REQUIRE_DIRECT)
+#define INPUT_FLAGS                                                                                \
+  (ND_IO_RANDOM | ND_IO_SEQUENTIAL | ND_IO_MERGE | ND_IO_MMAP | ND_IO_PRELOAD |                    \
+   ND_IO_REQUIRE_DIRECT)
 
-static int32_t nd_open_input_impl(nd_handle dir, const char *name, uint32_t flags, nd_handle *out_input)
+static int32_t nd_open_input_impl(nd_handle dir, const char *name, uint32_t flags,
+                                  nd_handle *out_input)
 {
     if (out_input == NULL)
         return nd__fail(ND_E_INVALID_ARGUMENT, "out_input is NULL");
@@ -226,7 +226,8 @@ static int32_t nd_input_clone_impl(nd_handle input, nd_handle *out_clone)
     return rc;
 }
 
-static int32_t nd_input_slice_impl(nd_handle input, int64_t offset, int64_t len, nd_handle *out_slice)
+static int32_t nd_input_slice_impl(nd_handle input, int64_t offset, int64_t len,
+                                   nd_handle *out_slice)
 {
     if (out_slice == NULL)
         return nd__fail(ND_E_INVALID_ARGUMENT, "out_slice is NULL");
@@ -274,5 +275,6 @@ int32_t nd_input_clone(nd_handle input, nd_handle *out_clone)
 
 int32_t nd_input_slice(nd_handle input, int64_t offset, int64_t len, nd_handle *out_slice)
 {
-    return (int32_t)nd__in_call("nd_input_slice", nd_input_slice_impl(input, offset, len, out_slice));
+    return (int32_t)nd__in_call("nd_input_slice",
+                                nd_input_slice_impl(input, offset, len, out_slice));
 }

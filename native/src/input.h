@@ -15,10 +15,10 @@ typedef struct {
     int64_t pos;           /* cursor, relative to start */
     uint8_t *buf;          /* cursor buffer, allocated on first use */
     size_t buf_cap;
-    int64_t buf_start;     /* file offset of buf[0] */
+    int64_t buf_start; /* file offset of buf[0] */
     size_t buf_len;
     uint32_t flags;
-    _Atomic int busy;      /* the cursor's one user (cursor.c) */
+    _Atomic int busy; /* the cursor's one user (cursor.c) */
 } nd_input;
 
 /* The live input behind `h`, with a reference taken (nd__handle_put(h) drops it). */
@@ -35,8 +35,8 @@ static inline ND_HOT int32_t nd__input_get(nd_handle h, nd_input **out)
 static inline ND_HOT int32_t nd__input_range_check(const nd_input *in, int64_t off, int64_t len)
 {
     if (off < 0 || len < 0)
-        return nd__fail(ND_E_INVALID_ARGUMENT, "negative %s on '%s'",
-                        off < 0 ? "offset" : "length", in->file->name);
+        return nd__fail(ND_E_INVALID_ARGUMENT, "negative %s on '%s'", off < 0 ? "offset" : "length",
+                        in->file->name);
     if (off > in->length || len > in->length - off)
         return nd__fail(ND_E_EOF, "%lld bytes at %lld end past the end of '%s' (%lld bytes)",
                         (long long)len, (long long)off, in->file->name, (long long)in->length);

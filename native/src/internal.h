@@ -28,7 +28,8 @@
  * flushes the TLB on every system call (page-table isolation without PCID,
  * common on VMs) each page is a TLB miss per read, ~100 ns in all. */
 #  define ND_HOT __attribute__((hot))
-#  if defined(__MINGW32__) && !defined(__clang__) /* gcc's "printf" there is msvcrt's, without %zu */
+#  if defined(__MINGW32__) &&                                                                      \
+      !defined(__clang__) /* gcc's "printf" there is msvcrt's, without %zu */
 #    define ND_PRINTF(a, b) __attribute__((format(gnu_printf, a, b)))
 #  else
 #    define ND_PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -184,10 +185,10 @@ int32_t nd__input_begin_async(nd_handle h, int64_t off, void *dst, int64_t len, 
  * reference taken (drop it with nd__handle_put(h)). `hits` is the file's
  * prefetch back-off counter, shared by its clones and slices. */
 typedef struct {
-    int strategy;           /* ND_STRATEGY_* */
-    nd_os_file fd;          /* ND_OS_FILE_INVALID for a mapping */
-    uint8_t *map;           /* the whole file's mapping, or NULL */
-    int64_t start, length;  /* the input's range, in file offsets */
+    int strategy;          /* ND_STRATEGY_* */
+    nd_os_file fd;         /* ND_OS_FILE_INVALID for a mapping */
+    uint8_t *map;          /* the whole file's mapping, or NULL */
+    int64_t start, length; /* the input's range, in file offsets */
     _Atomic uint32_t *hits;
 } nd_input_view;
 /* ...after the same range check every read of [off, off+len) gets (0, 0: none) */

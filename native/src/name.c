@@ -7,11 +7,11 @@
 #endif
 #include <string.h>
 #ifdef _WIN32
-#    include <winerror.h>
-#    define ND_NAME_TOO_LONG ERROR_FILENAME_EXCED_RANGE
+#  include <winerror.h>
+#  define ND_NAME_TOO_LONG ERROR_FILENAME_EXCED_RANGE
 #else
-#    include <errno.h>
-#    define ND_NAME_TOO_LONG ENAMETOOLONG
+#  include <errno.h>
+#  define ND_NAME_TOO_LONG ENAMETOOLONG
 #endif
 
 #include "internal.h"
@@ -72,8 +72,7 @@ static int windows_reserved(const char *name, size_t len)
                 return 1;
         return 0;
     }
-    return (memcmp(up, "COM", 3) == 0 || memcmp(up, "LPT", 3) == 0) && up[3] >= '1' &&
-           up[3] <= '9';
+    return (memcmp(up, "COM", 3) == 0 || memcmp(up, "LPT", 3) == 0) && up[3] >= '1' && up[3] <= '9';
 }
 #endif
 

@@ -33,17 +33,17 @@ typedef struct {
     nd_os_file fd;
     int strategy;
     uint32_t align;
-    uint8_t *buf;     /* the buffer being filled */
+    uint8_t *buf; /* the buffer being filled */
     /* direct with a writer: the other buffers, in the order they are filled
      * next; those handed to the writer and not yet reaped are in flight */
     uint8_t *spare[ND_OS_WRITER_DEPTH];
     nd_os_writer *writer;
     size_t cap, used;
     size_t tail_in_file; /* direct: bytes of buf already written as a padded tail */
-    int64_t flushed;  /* file offset of buf[0]: bytes before it are in the file */
-    int64_t dropped;  /* drop-behind: bytes already advised out of the cache */
+    int64_t flushed;     /* file offset of buf[0]: bytes before it are in the file */
+    int64_t dropped;     /* drop-behind: bytes already advised out of the cache */
     uint32_t crc;
-    int32_t failed;   /* sticky status of a failed write or sync, ND_OK if none */
+    int32_t failed; /* sticky status of a failed write or sync, ND_OK if none */
     int closed;
     char name[];
 } nd_output;
@@ -121,8 +121,8 @@ static size_t room(const nd_output *o)
      * (64 KiB doubling to 2 MiB, or 1 MiB; a former direct output's is rounded
      * to its alignment) */
     uint64_t end = (uint64_t)(o->flushed + (int64_t)o->used);
-    size_t in_cell = (o->cap & (o->cap - 1)) == 0 ? (size_t)(end & (o->cap - 1))
-                                                  : (size_t)(end % o->cap);
+    size_t in_cell =
+        (o->cap & (o->cap - 1)) == 0 ? (size_t)(end & (o->cap - 1)) : (size_t)(end % o->cap);
     size_t n = o->cap - in_cell;
     /* the buffer holds [flushed, end) inside one cell of the grid, so n fits;
      * the clamp makes the copy's bound this function's own business */
@@ -318,8 +318,8 @@ static int32_t append(nd_output *o, const uint8_t *src, size_t len)
         /* whole buffers on their grid skip the copy; where the buffer could still
          * double, only whole large folios on theirs do (it collects the rest) */
         size_t unit = o->cap;
-        if (o->used == 0 && len >= o->cap && o->strategy != ND_STRATEGY_DIRECT &&
-            can_grow(o) && (uint64_t)o->flushed % (2 * (uint64_t)o->cap) == 0)
+        if (o->used == 0 && len >= o->cap && o->strategy != ND_STRATEGY_DIRECT && can_grow(o) &&
+            (uint64_t)o->flushed % (2 * (uint64_t)o->cap) == 0)
             unit = ND_OS_LARGE_WRITE;
         if (o->used == 0 && len >= unit && (uint64_t)o->flushed % unit == 0 &&
             o->strategy != ND_STRATEGY_DIRECT) {
@@ -384,8 +384,7 @@ static int64_t nd_output_position_impl(nd_handle output)
     if (rc != ND_OK)
         return rc;
     /* after a failure nobody knows which of these bytes reached the file */
-    int64_t pos = o->failed != ND_OK ? still_failed(o)
-                                     : o->flushed + (int64_t)o->used;
+    int64_t pos = o->failed != ND_OK ? still_failed(o) : o->flushed + (int64_t)o->used;
     leave(output, o);
     return pos;
 }
@@ -396,8 +395,7 @@ static int64_t nd_output_crc32_impl(nd_handle output)
     int32_t rc = enter(output, &o);
     if (rc != ND_OK)
         return rc;
-    int64_t crc = o->failed != ND_OK ? still_failed(o)
-                                     : (int64_t)(o->crc & 0xFFFFFFFFu);
+    int64_t crc = o->failed != ND_OK ? still_failed(o) : (int64_t)(o->crc & 0xFFFFFFFFu);
     leave(output, o);
     return crc;
 }
@@ -486,8 +484,8 @@ static int32_t nd_output_seek_impl(nd_handle output, int64_t pos)
     if (rc != ND_OK)
         return rc;
     if (pos < 0)
-        rc = nd__fail(ND_E_INVALID_ARGUMENT, "'%s': negative position %lld",
-                      o->name, (long long)pos);
+        rc = nd__fail(ND_E_INVALID_ARGUMENT, "'%s': negative position %lld", o->name,
+                      (long long)pos);
     else if (o->failed != ND_OK)
         rc = still_failed(o);
     else if (pos != o->flushed + (int64_t)o->used) {
@@ -499,10 +497,11 @@ static int32_t nd_output_seek_impl(nd_handle output, int64_t pos)
     return rc;
 }
 
-#define OUTPUT_FLAGS \
-    (ND_IO_RANDOM | ND_IO_SEQUENTIAL | ND_IO_MERGE | ND_IO_REQUIRE_DIRECT | ND_IO_OVERWRITE)
+#define OUTPUT_FLAGS                                                                               \
+  (ND_IO_RANDOM | ND_IO_SEQUENTIAL | ND_IO_MERGE | ND_IO_REQUIRE_DIRECT | ND_IO_OVERWRITE)
 
-static int32_t nd_create_output_impl(nd_handle dir, const char *name, uint32_t flags, nd_handle *out_output)
+static int32_t nd_create_output_impl(nd_handle dir, const char *name, uint32_t flags,
+                                     nd_handle *out_output)
 {
     if (out_output == NULL)
         return nd__fail(ND_E_INVALID_ARGUMENT, "out_output is NULL");
@@ -544,9 +543,9 @@ static int32_t nd_create_output_impl(nd_handle dir, const char *name, uint32_t f
             o->strategy = ND_STRATEGY_DIRECT;
         } else if (rc == ND_E_INVALID_ARGUMENT || rc == ND_E_NOT_SUPPORTED) {
             if (flags & ND_IO_REQUIRE_DIRECT)
-                rc = nd__fail(ND_E_NOT_SUPPORTED,
-                              "'%s' in '%s': the file system refuses direct I/O",
-                              name, nd__os_dir_path(d->os));
+                rc =
+                    nd__fail(ND_E_NOT_SUPPORTED, "'%s' in '%s': the file system refuses direct I/O",
+                             name, nd__os_dir_path(d->os));
             else
                 rc = ND_OK; /* fall back to drop-behind below */
         }
@@ -607,7 +606,8 @@ static int32_t nd_create_output_impl(nd_handle dir, const char *name, uint32_t f
 
 int32_t nd_create_output(nd_handle dir, const char *name, uint32_t flags, nd_handle *out_output)
 {
-    return (int32_t)nd__in_call("nd_create_output", nd_create_output_impl(dir, name, flags, out_output));
+    return (int32_t)nd__in_call("nd_create_output",
+                                nd_create_output_impl(dir, name, flags, out_output));
 }
 
 int64_t nd_write_bytes(nd_handle output, const void *src, int64_t len)

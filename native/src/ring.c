@@ -103,8 +103,7 @@ static int32_t nd_ring_in_flight_impl(nd_handle ring)
 /* Hands op `index` (its input already held by nd__input_begin_async) to the
  * backend; on failure drops the input and the slot. */
 static int32_t start_op(nd_ring *r, uint32_t index, nd_handle input, uint8_t *dst, int64_t len,
-                        uint64_t tag, nd_os_file fd, void *file, int64_t file_off,
-                        int64_t result)
+                        uint64_t tag, nd_os_file fd, void *file, int64_t file_off, int64_t result)
 {
     nd_ring_op *op = &r->ops[index];
     op->input = input;
@@ -124,8 +123,8 @@ static int32_t start_op(nd_ring *r, uint32_t index, nd_handle input, uint8_t *ds
     return rc;
 }
 
-static int32_t nd_ring_submit_read_impl(nd_handle ring, nd_handle input, int64_t offset,
-                                        void *dst, int64_t len, uint64_t tag)
+static int32_t nd_ring_submit_read_impl(nd_handle ring, nd_handle input, int64_t offset, void *dst,
+                                        int64_t len, uint64_t tag)
 {
     nd_ring *r;
     uint32_t index = 0;
@@ -153,7 +152,7 @@ static int32_t nd_ring_reap_impl(nd_handle ring, uint64_t *tags, int64_t *result
 {
     if (tags == NULL || results == NULL || max <= 0 || timeout_ms < -1)
         return nd__fail(ND_E_INVALID_ARGUMENT, "%s",
-                        max <= 0 ? "max must be positive"
+                        max <= 0          ? "max must be positive"
                         : timeout_ms < -1 ? "timeout must be -1, 0 or positive"
                                           : "tags or results is NULL");
     nd_ring *r;
@@ -202,8 +201,8 @@ int32_t nd_ring_in_flight(nd_handle ring)
     return (int32_t)nd__in_call("nd_ring_in_flight", nd_ring_in_flight_impl(ring));
 }
 
-int32_t nd_ring_submit_read(nd_handle ring, nd_handle input, int64_t offset, void *dst,
-                            int64_t len, uint64_t tag)
+int32_t nd_ring_submit_read(nd_handle ring, nd_handle input, int64_t offset, void *dst, int64_t len,
+                            uint64_t tag)
 {
     return (int32_t)nd__in_call("nd_ring_submit_read",
                                 nd_ring_submit_read_impl(ring, input, offset, dst, len, tag));

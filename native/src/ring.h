@@ -19,8 +19,8 @@ typedef struct {
     size_t left;     /* bytes still to read */
     int64_t len;     /* the whole read, for the result */
     uint64_t tag;
-    int64_t result;  /* set when done */
-    uint32_t next;   /* free list link (index + 1) */
+    int64_t result; /* set when done */
+    uint32_t next;  /* free list link (index + 1) */
     /* io_uring hands an op from the submitting thread to the reaping one
      * through the kernel, which orders them but which ThreadSanitizer (and a
      * reader of the code) cannot see: ring_uring.c bumps this with release
@@ -57,8 +57,7 @@ typedef struct {
     int32_t (*start)(nd_ring *r, uint32_t index);
     /* Waits up to timeout_ms for completions; for each finished op calls
      * nd__ring_complete(); returns how many it stored, 0 on timeout, < 0. */
-    int32_t (*reap)(nd_ring *r, uint64_t *tags, int64_t *results, int32_t max,
-                    int32_t timeout_ms);
+    int32_t (*reap)(nd_ring *r, uint64_t *tags, int64_t *results, int32_t max, int32_t timeout_ms);
     /* Makes a blocked reap return now. */
     void (*wake)(nd_ring *r);
     /* Waits until no op is in flight, dropping completions (ring close). */

@@ -70,8 +70,7 @@ static void *blk_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 
 static int blk_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 {
-    int rc = fi != NULL ? fstat((int)fi->fh, st)
-                        : fstatat(bfd, rel(path), st, AT_SYMLINK_NOFOLLOW);
+    int rc = fi != NULL ? fstat((int)fi->fh, st) : fstatat(bfd, rel(path), st, AT_SYMLINK_NOFOLLOW);
     if (rc != 0)
         return -errno;
     st->st_blksize = (blksize_t)opts.blksize; /* the point of this file system */
@@ -176,8 +175,7 @@ static int blk_create(const char *path, mode_t mode, struct fuse_file_info *fi)
     return 0;
 }
 
-static int blk_read(const char *path, char *buf, size_t size, off_t off,
-                    struct fuse_file_info *fi)
+static int blk_read(const char *path, char *buf, size_t size, off_t off, struct fuse_file_info *fi)
 {
     (void)path;
     ssize_t n = pread((int)fi->fh, buf, size, off);

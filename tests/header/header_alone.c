@@ -49,6 +49,7 @@ typedef struct {
 } nd_api_table;
 
 extern const nd_api_table nd_api_for_header_test;
+/* clang-format off */
 const nd_api_table nd_api_for_header_test = {
     nd_abi_version, nd_version, nd_status_name, nd_last_error_message, nd_last_os_error,
     nd_open_dir, nd_list, nd_file_exists, nd_file_length, nd_delete_file, nd_rename, nd_fsync,
@@ -57,17 +58,18 @@ const nd_api_table nd_api_for_header_test = {
     nd_input_slice, nd_input_strategy, nd_create_output, nd_write_bytes, nd_write_byte,
     nd_output_position, nd_output_crc32, nd_output_sync, nd_output_strategy, nd_ring_open,
     nd_ring_backend, nd_ring_submit_read, nd_ring_reap, nd_ring_in_flight, nd_close};
+/* clang-format on */
 
 /* The constants are integer constant expressions of the frozen values. */
 typedef char nd_abi_is_1[ND_ABI_VERSION == 1 ? 1 : -1];
-typedef char nd_codes_frozen[(ND_OK == 0 && ND_E_INVALID_ARGUMENT == -1 && ND_E_BAD_HANDLE == -2 &&
-                              ND_E_NOT_FOUND == -3 && ND_E_EXISTS == -4 && ND_E_ACCESS == -5 &&
-                              ND_E_INVALID_NAME == -6 && ND_E_EOF == -7 && ND_E_NO_SPACE == -8 &&
-                              ND_E_IO == -9 && ND_E_NOT_SUPPORTED == -10 && ND_E_LOCKED == -11 &&
-                              ND_E_NO_MEMORY == -12 && ND_E_TOO_MANY_OPEN == -13 &&
-                              ND_E_BUSY == -14)
-                                 ? 1
-                                 : -1];
+typedef char
+    nd_codes_frozen[(ND_OK == 0 && ND_E_INVALID_ARGUMENT == -1 && ND_E_BAD_HANDLE == -2 &&
+                     ND_E_NOT_FOUND == -3 && ND_E_EXISTS == -4 && ND_E_ACCESS == -5 &&
+                     ND_E_INVALID_NAME == -6 && ND_E_EOF == -7 && ND_E_NO_SPACE == -8 &&
+                     ND_E_IO == -9 && ND_E_NOT_SUPPORTED == -10 && ND_E_LOCKED == -11 &&
+                     ND_E_NO_MEMORY == -12 && ND_E_TOO_MANY_OPEN == -13 && ND_E_BUSY == -14)
+                        ? 1
+                        : -1];
 typedef char nd_flags_frozen[(ND_DIR_CREATE == 1u && ND_IO_RANDOM == 1u && ND_IO_SEQUENTIAL == 2u &&
                               ND_IO_MERGE == 4u && ND_IO_MMAP == 8u && ND_IO_PRELOAD == 16u &&
                               ND_IO_REQUIRE_DIRECT == 32u && ND_IO_OVERWRITE == 64u)

@@ -165,8 +165,12 @@ static void attack_name(arena *a, const char *name)
 {
     nd_handle h = 0;
     int64_t len = -1;
-    const uint32_t in_flags[] = {0, ND_IO_MMAP, ND_IO_MERGE, ND_IO_MERGE | ND_IO_REQUIRE_DIRECT,
-                                 ND_IO_MMAP | ND_IO_PRELOAD, ND_IO_SEQUENTIAL};
+    const uint32_t in_flags[] = {0,
+                                 ND_IO_MMAP,
+                                 ND_IO_MERGE,
+                                 ND_IO_MERGE | ND_IO_REQUIRE_DIRECT,
+                                 ND_IO_MMAP | ND_IO_PRELOAD,
+                                 ND_IO_SEQUENTIAL};
     for (size_t i = 0; i < sizeof(in_flags) / sizeof(in_flags[0]); i++) {
         int32_t rc = nd_open_input(a->dir, name, in_flags[i], &h);
         refused(rc, "nd_open_input");

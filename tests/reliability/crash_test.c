@@ -122,8 +122,8 @@ static void check_log(const char *root, long gen, long acked)
         rel_fill(want, check, (uint32_t)gen, 0);
         for (size_t i = 0; i < check; i++)
             if (got[i] != want[i])
-                fail_msg("kill %ld: %s differs at byte %zu of %zu (acknowledged %ld)", kills,
-                         name, i, len, acked);
+                fail_msg("kill %ld: %s differs at byte %zu of %zu (acknowledged %ld)", kills, name,
+                         i, len, acked);
         free(want);
         synced_bytes_checked += acked;
     }
@@ -201,7 +201,8 @@ static void crash_loop(void **state)
         int status;
         assert_int_equal(waitpid(pid, &status, 0), pid);
         if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
-            fail_msg("the writer ended on its own before the kill (status 0x%x): it failed", status);
+            fail_msg("the writer ended on its own before the kill (status 0x%x): it failed",
+                     status);
         kills++;
         check_log(root, gen, a.log_bytes);
         check_state(root, &a);

@@ -125,8 +125,8 @@ static void expect_message(const char *api, const char *os_call, const char *fil
 {
     const char *m = nd_last_error_message();
     if (strstr(m, api) == NULL || strstr(m, os_call) == NULL || strstr(m, file) == NULL)
-        fail_msg("message \"%s\" should name the call %s, the OS call %s and the file '%s'", m,
-                 api, os_call, file);
+        fail_msg("message \"%s\" should name the call %s, the OS call %s and the file '%s'", m, api,
+                 os_call, file);
     assert_int_equal(nd_last_os_error(), err);
 }
 
@@ -607,7 +607,7 @@ static const char *replace_sweep(const char *root, uint32_t flags, int32_t strat
                 if (nd_read_bytes(in[i], 0, buf, OLD_LEN) != OLD_LEN ||
                     memcmp(buf, old, OLD_LEN) != 0)
                     why = because("%s #%ld: a reader opened before no longer reads the old file",
-                             what, n);
+                                  what, n);
             if (why != NULL) {
             } else if (rc == ND_OK) {
                 /* the create ran through (the point was not reached, or the
@@ -616,27 +616,31 @@ static const char *replace_sweep(const char *root, uint32_t flags, int32_t strat
                 if (got != strategy)
                     why = because("%s #%ld: strategy %d, want %d", what, n, got, strategy);
                 else if (nd_write_bytes(out, "new", 3) != 3 || nd_close(out) != ND_OK)
-                    why = because("%s #%ld: the output fails: %s", what, n, nd_last_error_message());
+                    why =
+                        because("%s #%ld: the output fails: %s", what, n, nd_last_error_message());
                 else if (!rel_file_is(seg, "new", 3) || !dir_holds_only(root, dir, "seg"))
                     why = because("%s #%ld: after a successful create, 'seg' is not the new file "
-                             "alone", what, n);
+                                  "alone",
+                                  what, n);
             } else if (hit == 0) {
                 why = because("no %s fault injected, yet the create failed: %s", what, msg);
             } else if (!rel_file_is(seg, old, OLD_LEN)) {
                 why = because("%s #%ld (%s): the failed create did not leave the old file as "
-                              "it was", what, n, msg);
-            } else if (!dir_holds_only(root, dir, "seg")) {
-                why = because("%s #%ld (%s): the failed create left something beside 'seg'",
+                              "it was",
                               what, n, msg);
+            } else if (!dir_holds_only(root, dir, "seg")) {
+                why = because("%s #%ld (%s): the failed create left something beside 'seg'", what,
+                              n, msg);
             } else if (out != 0) {
                 why = because("%s #%ld: a failed create set its handle", what, n);
             } else if (rc != status_for((nd_fault_point)p)) {
-                why = because("%s #%ld: the create returned %s, want %s (%s)", what, n,
-                              nd_status_name(rc), nd_status_name(status_for((nd_fault_point)p)),
-                              msg);
+                why =
+                    because("%s #%ld: the create returned %s, want %s (%s)", what, n,
+                            nd_status_name(rc), nd_status_name(status_for((nd_fault_point)p)), msg);
             } else if (strncmp(msg, "nd_create_output", 16) != 0 || strstr(msg, "seg") == NULL) {
                 why = because("%s #%ld: the message \"%s\" should name nd_create_output and "
-                              "'seg'", what, n, msg);
+                              "'seg'",
+                              what, n, msg);
             }
             nd_close(in[0]);
             nd_close(in[1]);
@@ -644,8 +648,7 @@ static const char *replace_sweep(const char *root, uint32_t flags, int32_t strat
             if (hit == 0)
                 break; /* past the point's last call in the create */
             if (n > 1000 && why == NULL)
-                why = because("%s: the sweep does not end",
-                         what);
+                why = because("%s: the sweep does not end", what);
         }
     }
     rel_rmtree(root);
@@ -789,14 +792,14 @@ static const char *workload(fixture *fx, uint8_t *a, size_t alen, uint8_t *b, si
 {
     nd_handle o, in;
     int64_t r;
-#define STEP(call, expr, want)                                                           \
-    do {                                                                                 \
-        r = (expr);                                                                      \
-        if (r != (want)) {                                                               \
-            *status = (int32_t)r;                                                        \
-            return call;                                                                 \
-        }                                                                                \
-    } while (0)
+#define STEP(call, expr, want)                                                                     \
+  do {                                                                                             \
+    r = (expr);                                                                                    \
+    if (r != (want)) {                                                                             \
+      *status = (int32_t)r;                                                                        \
+      return call;                                                                                 \
+    }                                                                                              \
+  } while (0)
     STEP("nd_create_output", nd_create_output(fx->dir, "a.tmp", 0, &o), ND_OK);
     STEP("nd_write_bytes", nd_write_bytes(o, a, 1000), 1000);
     STEP("nd_write_bytes", nd_write_bytes(o, a + 1000, 100000), 100000);
@@ -885,8 +888,7 @@ static void sweep(void **state)
                     size_t len = 0;
                     uint8_t *got = rel_slurp(pa, &len);
                     if (got != NULL && (len != alen || memcmp(got, a, alen) != 0))
-                        fail_msg("%s #%ld: 'a' exists but is not whole (%zu bytes)", what, n,
-                                 len);
+                        fail_msg("%s #%ld: 'a' exists but is not whole (%zu bytes)", what, n, len);
                     free(got);
                     free(pa);
                 } else if (failed != NULL) { /* EINTR and short transfers are retried */
@@ -905,11 +907,11 @@ static void sweep(void **state)
 
 /* ---- the run ------------------------------------------------------------- */
 
-#define PER_ERRNO(fn)                                                                    \
-    cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown, (void *)&errcases[0]), \
-        cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown, (void *)&errcases[1]), \
-        cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown, (void *)&errcases[2]), \
-        cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown, (void *)&errcases[3])
+#define PER_ERRNO(fn)                                                                              \
+  cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown, (void *)&errcases[0]),             \
+      cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown, (void *)&errcases[1]),         \
+      cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown, (void *)&errcases[2]),         \
+      cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown, (void *)&errcases[3])
 
 static void report(const char *case_id, nd_fault_point p, int failures, const char *what)
 {
@@ -981,8 +983,8 @@ int main(void)
              short_scenarios);
     rel_count("fault_short", shorts, "short transfers", f == 0 ? "pass" : "fail", text);
 
-    f = cmocka_run_group_tests_name("a replacing create, every fallible step", replace_tests,
-                                    NULL, NULL);
+    f = cmocka_run_group_tests_name("a replacing create, every fallible step", replace_tests, NULL,
+                                    NULL);
     failed += f;
     snprintf(text, sizeof(text),
              "nd_create_output(ND_IO_OVERWRITE) with the nth open/alloc/handle slot/rename "

@@ -96,9 +96,7 @@ static void range(src *s, int64_t size, int64_t from, int64_t *off, int64_t *len
         *off = size / 2 + 1;
         *len = INT64_MAX - u8(s);
         break;
-    default:
-        *off = amount(s, size);
-        *len = amount(s, size);
+    default: *off = amount(s, size); *len = amount(s, size);
     }
 }
 
@@ -115,10 +113,11 @@ static void write_stats(void)
     FILE *f = fopen(path, "w");
     if (f == NULL)
         return;
-    fprintf(f, "inputs %lld\ncalls %lld\nhostile %lld\nbad_handles %lld\nbad_names %lld\n"
-               "bad_ranges %lld\nchecked_reads %lld\nslice_reads %lld\n",
-            n_inputs, n_calls, n_hostile, n_bad_handles, n_bad_names, n_bad_ranges,
-            n_checked_reads, n_slice_reads);
+    fprintf(f,
+            "inputs %lld\ncalls %lld\nhostile %lld\nbad_handles %lld\nbad_names %lld\n"
+            "bad_ranges %lld\nchecked_reads %lld\nslice_reads %lld\n",
+            n_inputs, n_calls, n_hostile, n_bad_handles, n_bad_names, n_bad_ranges, n_checked_reads,
+            n_slice_reads);
     fclose(f);
 }
 
@@ -153,8 +152,8 @@ static void expect(const char *call, int64_t got, uint32_t errs, int64_t value)
     if (tracing < 0)
         tracing = getenv("ND_FUZZ_TRACE") != NULL;
     if (tracing) /* ND_FUZZ_TRACE=1 fuzz_api crash-file: the calls leading to a finding */
-        fprintf(stderr, "  %s -> %lld (errors allowed 0x%x, value %lld)\n", call,
-                (long long)got, errs, (long long)value);
+        fprintf(stderr, "  %s -> %lld (errors allowed 0x%x, value %lld)\n", call, (long long)got,
+                errs, (long long)value);
     if (errs != 0) {
         n_hostile++;
         if (got >= 0 || got < -31 || !(errs & E(got)))
@@ -213,11 +212,25 @@ static int model_name_ok(const char *n, size_t len)
     return 1;
 }
 
-static const char *const plain_names[] = {"a", "b", "_0.cfs", "segments_1", "write.lock",
-                                          "\xc3\xa9t\xc3\xa9.bin", "x.tmp"};
+static const char *const plain_names[] = {
+    "a", "b", "_0.cfs", "segments_1", "write.lock", "\xc3\xa9t\xc3\xa9.bin", "x.tmp"};
 static const char *const hostile_names[] = {
-    "", ".", "..", "a/b", "../escape", "/etc/passwd", "a\\b", "\xff", "\xc0\xaf",
-    "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xe2\x82", "..\\..\\x", "./a", "a/", "/",
+    "",
+    ".",
+    "..",
+    "a/b",
+    "../escape",
+    "/etc/passwd",
+    "a\\b",
+    "\xff",
+    "\xc0\xaf",
+    "\xed\xa0\x80",
+    "\xf4\x90\x80\x80",
+    "\xe2\x82",
+    "..\\..\\x",
+    "./a",
+    "a/",
+    "/",
 };
 
 typedef struct inode inode;
@@ -228,7 +241,7 @@ struct inode {
     int unknown;  /* two writers overlapped: contents no longer predictable */
     unsigned gen; /* bumped when the bytes change under open inputs */
     int locked;
-    int mapped;   /* mapped inputs alive on it */
+    int mapped; /* mapped inputs alive on it */
 };
 
 #define MAX_NAMES 12
@@ -411,7 +424,7 @@ static nd_handle pick_handle(model *m, src *s, int want)
     n_bad_handles++;
     switch (k % 6) {
     case 0: return m->n_dead ? m->dead[u8(s) % m->n_dead] : 0; /* closed: stale */
-    case 1: return (nd_handle)u64(s);                            /* forged */
+    case 1: return (nd_handle)u64(s);                          /* forged */
     case 2: return m->dead_dir;
     case 3: /* a live handle with a bit flipped */
         return (m->n_in ? m->in[0].h : m->dir) ^ ((nd_handle)1 << (u8(s) % 63));
@@ -436,8 +449,7 @@ static void bury(model *m, nd_handle h)
 
 static int input_predictable(input_m *in)
 {
-    return in->determinate && !in->ino->unknown && in->ino->writers == 0 &&
-           in->ino->gen == in->gen;
+    return in->determinate && !in->ino->unknown && in->ino->writers == 0 && in->ino->gen == in->gen;
 }
 
 static uint32_t range_errs(int64_t off, int64_t len, int64_t size)
@@ -486,16 +498,21 @@ static void op_create_output(model *m, src *s)
     entry *e;
     int valid;
     const char *name = pick_name(m, s, raw, &e, &valid);
-    static const uint32_t flags_set[] = {0, ND_IO_OVERWRITE, ND_IO_MERGE,
-                                         ND_IO_MERGE | ND_IO_OVERWRITE, ND_IO_SEQUENTIAL,
-                                         ND_IO_MMAP, 0x80000000u, ND_IO_REQUIRE_DIRECT};
+    static const uint32_t flags_set[] = {0,
+                                         ND_IO_OVERWRITE,
+                                         ND_IO_MERGE,
+                                         ND_IO_MERGE | ND_IO_OVERWRITE,
+                                         ND_IO_SEQUENTIAL,
+                                         ND_IO_MMAP,
+                                         0x80000000u,
+                                         ND_IO_REQUIRE_DIRECT};
     uint32_t flags = flags_set[u8(s) % 8];
     nd_handle dir = pick_handle(m, s, K_DIR);
     if (valid == -2 || m->n_out == MAX_HANDLES / 2)
         return;
     uint32_t errs = name_errs(valid);
-    if (flags & ~(ND_IO_RANDOM | ND_IO_SEQUENTIAL | ND_IO_MERGE | ND_IO_REQUIRE_DIRECT |
-                  ND_IO_OVERWRITE))
+    if (flags &
+        ~(ND_IO_RANDOM | ND_IO_SEQUENTIAL | ND_IO_MERGE | ND_IO_REQUIRE_DIRECT | ND_IO_OVERWRITE))
         errs |= E(ND_E_INVALID_ARGUMENT);
     int dir_ok = dir == m->dir && dir != 0;
     if (!dir_ok)
@@ -511,8 +528,7 @@ static void op_create_output(model *m, src *s)
     expect("nd_create_output", rc, errs, ND_OK);
     if (rc != ND_OK) {
         if (h != 0)
-            mismatch("nd_create_output", rc, "failed but left *out_output = %lld",
-                     (long long)h);
+            mismatch("nd_create_output", rc, "failed but left *out_output = %lld", (long long)h);
         return;
     }
     /* OVERWRITE replaces the file by a new one renamed over it: readers of the old
@@ -576,8 +592,8 @@ static void op_write(model *m, src *s, int one_byte)
  * the buffers' edges, so that reads have something worth reading. */
 static void op_make_file(model *m, src *s)
 {
-    static const int64_t sizes[] = {0, 1, 2, 63, 64, 511, 512, 4095, 4096, 4097, 16383, 16384,
-                                    16385, 65535, 65536, 65537};
+    static const int64_t sizes[] = {0,    1,    2,     63,    64,    511,   512,   4095,
+                                    4096, 4097, 16383, 16384, 16385, 65535, 65536, 65537};
     char raw[300];
     entry *e;
     int valid;
@@ -615,8 +631,13 @@ static void op_output_query(model *m, src *s)
     int ok = live_kind(m, h, &idx) == K_OUTPUT;
     uint32_t errs = ok ? 0 : E(ND_E_BAD_HANDLE);
     switch (u8(s) % 4) {
-    case 0: expect("nd_output_position", nd_output_position(h), errs, ok ? (int64_t)m->out[idx].len : 0); break;
-    case 1: expect("nd_output_crc32", nd_output_crc32(h), errs, ok ? (int64_t)m->out[idx].crc : 0); break;
+    case 0:
+        expect("nd_output_position", nd_output_position(h), errs,
+               ok ? (int64_t)m->out[idx].len : 0);
+        break;
+    case 1:
+        expect("nd_output_crc32", nd_output_crc32(h), errs, ok ? (int64_t)m->out[idx].crc : 0);
+        break;
     case 2: expect("nd_output_sync", nd_output_sync(h), errs, ND_OK); break;
     default: {
         int32_t st = nd_output_strategy(h);
@@ -693,10 +714,16 @@ static void op_open_input(model *m, src *s)
     } else {
         name = pick_name(m, s, raw, &e, &valid);
     }
-    static const uint32_t flags_set[] = {
-        0, ND_IO_MMAP, ND_IO_MERGE, ND_IO_RANDOM, ND_IO_SEQUENTIAL | ND_IO_PRELOAD,
-        ND_IO_MMAP | ND_IO_PRELOAD, ND_IO_MERGE | ND_IO_REQUIRE_DIRECT, ND_IO_OVERWRITE,
-        ND_IO_MMAP | ND_IO_REQUIRE_DIRECT, 0x100u};
+    static const uint32_t flags_set[] = {0,
+                                         ND_IO_MMAP,
+                                         ND_IO_MERGE,
+                                         ND_IO_RANDOM,
+                                         ND_IO_SEQUENTIAL | ND_IO_PRELOAD,
+                                         ND_IO_MMAP | ND_IO_PRELOAD,
+                                         ND_IO_MERGE | ND_IO_REQUIRE_DIRECT,
+                                         ND_IO_OVERWRITE,
+                                         ND_IO_MMAP | ND_IO_REQUIRE_DIRECT,
+                                         0x100u};
     uint32_t flags = flags_set[u8(s) % 10];
     nd_handle dir = pick_handle(m, s, K_DIR);
     if (valid == -2 || m->n_in == MAX_HANDLES)
@@ -844,8 +871,7 @@ static void op_read(model *m, src *s)
                 mismatch("nd_input_window", got, "window of %lld bytes at %lld of %lld",
                          (long long)got, (long long)off, (long long)size);
             if ((want = model_bytes(in, off)) != NULL && memcmp(ptr, want, (size_t)got) != 0)
-                mismatch("nd_input_window", got, "window bytes differ at %lld",
-                         (long long)off);
+                mismatch("nd_input_window", got, "window bytes differ at %lld", (long long)off);
         }
     }
     }
@@ -910,15 +936,13 @@ static void op_dir_call(model *m, src *s)
         int32_t rc = nd_file_length(dir, name, &len);
         uint32_t x = errs | (errs == 0 && !present ? E(ND_E_NOT_FOUND) : 0);
         expect("nd_file_length", rc, x, ND_OK);
-        if (rc == ND_OK && !e->ino->unknown && e->ino->writers == 0 &&
-            len != (int64_t)e->ino->len)
+        if (rc == ND_OK && !e->ino->unknown && e->ino->writers == 0 && len != (int64_t)e->ino->len)
             mismatch("nd_file_length", len, "the model has %zu", e->ino->len);
         break;
     }
     case 2: {
         int32_t rc = nd_delete_file(dir, name);
-        expect("nd_delete_file", rc, errs | (errs == 0 && !present ? E(ND_E_NOT_FOUND) : 0),
-               ND_OK);
+        expect("nd_delete_file", rc, errs | (errs == 0 && !present ? E(ND_E_NOT_FOUND) : 0), ND_OK);
         if (rc == ND_OK)
             e->ino = NULL;
         break;
@@ -942,9 +966,7 @@ static void op_dir_call(model *m, src *s)
         expect("nd_fsync", nd_fsync(dir, name),
                errs | (errs == 0 && !present ? E(ND_E_NOT_FOUND) : 0), ND_OK);
         break;
-    case 5:
-        expect("nd_sync_dir", nd_sync_dir(dir), errs & E(ND_E_BAD_HANDLE), ND_OK);
-        break;
+    case 5: expect("nd_sync_dir", nd_sync_dir(dir), errs & E(ND_E_BAD_HANDLE), ND_OK); break;
     default: { /* lock */
         if (m->n_locks == 8)
             return;
@@ -1010,21 +1032,22 @@ static void op_list(model *m, src *s)
         size_t untouched = cap >= (int64_t)need ? need : 0;
         for (size_t i = untouched; i < sizeof(buf); i++)
             if ((uint8_t)buf[i] != 0x5A)
-                mismatch("nd_list", got, "wrote byte %zu (cap %lld, need %zu)", i,
-                         (long long)cap, need);
+                mismatch("nd_list", got, "wrote byte %zu (cap %lld, need %zu)", i, (long long)cap,
+                         need);
     }
 }
 
 static void op_ring(model *m, src *s)
 {
     uint8_t which = u8(s) % 4;
-    if (which == 0) { /* open */
+    if (which == 0) {                /* open */
         uint32_t depth = u8(s) % 10; /* 0 and 9: outside 1..8 would also be valid up to 4096 */
         uint32_t flags = u8(s) % 5 == 0 ? 0x10u : (u8(s) & 1);
         if (m->n_rings == 3)
             return;
         nd_handle r = -5;
-        uint32_t errs = depth == 0 || (flags & ~ND_RING_FORCE_THREADS) ? E(ND_E_INVALID_ARGUMENT) : 0;
+        uint32_t errs =
+            depth == 0 || (flags & ~ND_RING_FORCE_THREADS) ? E(ND_E_INVALID_ARGUMENT) : 0;
         int32_t rc = nd_ring_open(depth, flags, &r);
         if (rc == ND_E_NOT_SUPPORTED && errs == 0) {
             n_calls++;
@@ -1169,9 +1192,7 @@ static void op_misc(model *m, src *s)
     case 5: expect("nd_lock", nd_lock(m->dir, "nul", NULL), either, 0); break;
     case 6: expect("nd_ring_open", nd_ring_open(1, 0, NULL), inval, 0); break;
     case 7: expect("nd_file_length", nd_file_length(m->dir, "a", NULL), either, 0); break;
-    case 8:
-        expect("nd_input_length", nd_input_length(h, NULL), either, 0);
-        break;
+    case 8: expect("nd_input_length", nd_input_length(h, NULL), either, 0); break;
     default:
         len = nd_list(m->dir, NULL, 0); /* the size question: always allowed */
         expect("nd_list", len, m->dir == 0 ? E(ND_E_BAD_HANDLE) : 0,
@@ -1247,8 +1268,7 @@ static void finish(model *m)
             seen++;
     closedir(d);
     if (seen != expected)
-        mismatch("final check", seen, "the directory has %d entries, the model %d", seen,
-                 expected);
+        mismatch("final check", seen, "the directory has %d entries, the model %d", seen, expected);
     /* nothing escaped into the sandbox around it */
     d = opendir(sandbox);
     seen = 0;

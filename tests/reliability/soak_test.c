@@ -58,13 +58,13 @@ typedef struct {
 
 static slot slots[NSLOTS];
 
-#define FAIL(...)                                                                   \
-    do {                                                                            \
-        fprintf(stderr, "soak FAILURE %s:%d: ", __FILE__, __LINE__);                 \
-        fprintf(stderr, __VA_ARGS__);                                               \
-        fprintf(stderr, "\n");                                                      \
-        atomic_fetch_add(&failures, 1);                                             \
-    } while (0)
+#define FAIL(...)                                                                                  \
+  do {                                                                                             \
+    fprintf(stderr, "soak FAILURE %s:%d: ", __FILE__, __LINE__);                                   \
+    fprintf(stderr, __VA_ARGS__);                                                                  \
+    fprintf(stderr, "\n");                                                                         \
+    atomic_fetch_add(&failures, 1);                                                                \
+  } while (0)
 
 static uint32_t xr(uint64_t *s)
 {
@@ -239,8 +239,8 @@ static void *ringer(void *arg)
                 len = sl->len;
             int64_t off = xr(&seed) % (uint64_t)(sl->len - len + 1);
             /* the slot's handle may be closed right after: the read must still complete */
-            int32_t rc = nd_ring_submit_read(ring, atomic_load(&sl->h), off, bufs[i], len,
-                                             (uint64_t)i);
+            int32_t rc =
+                nd_ring_submit_read(ring, atomic_load(&sl->h), off, bufs[i], len, (uint64_t)i);
             if (rc == ND_OK) {
                 busy[i] = 1;
                 want_len[i] = len;

@@ -39,7 +39,7 @@ int32_t nd__status_from_os(int e)
 #endif
     case EFBIG: return ND_E_NO_SPACE;
     case ENOMEM:
-    /* EAGAIN says a resource is short for now: a thread (pthread_create under
+        /* EAGAIN says a resource is short for now: a thread (pthread_create under
      * RLIMIT_NPROC), locked memory (mmap). Only at the lock's own call does it
      * mean "held", and nd__os_lock returns ND_E_LOCKED there itself: mapped
      * here it would make a failed thread look like a held lock. */
@@ -62,7 +62,7 @@ void nd__os_error_text(int e, char *buf, size_t cap)
 {
     if (cap == 0)
         return;
-    /* The XSI strerror_r writes into buf; glibc's GNU one may return a static
+        /* The XSI strerror_r writes into buf; glibc's GNU one may return a static
      * string instead, so copy whichever it gives. */
 #if defined(__GLIBC__) && defined(_GNU_SOURCE)
     const char *s = strerror_r(e, buf, cap);

@@ -100,11 +100,11 @@ int32_t nd__os_create_aside(nd_os_dir *dir, const char *name, int direct, nd_os_
      * refused as an open of it would be (a swap after this check can only make
      * the rename replace a link itself, never touch what it points to) */
     struct stat st;
-    if (fstatat(nd__posix_dir_fd(dir), name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-        !S_ISREG(st.st_mode))
-        return nd__fail_os(S_ISLNK(st.st_mode) ? ELOOP : S_ISDIR(st.st_mode) ? EISDIR : EACCES,
-                           "replace '%s' in '%s': not a regular file%s", name,
-                           nd__os_dir_path(dir),
+    if (fstatat(nd__posix_dir_fd(dir), name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode))
+        return nd__fail_os(S_ISLNK(st.st_mode)   ? ELOOP
+                           : S_ISDIR(st.st_mode) ? EISDIR
+                                                 : EACCES,
+                           "replace '%s' in '%s': not a regular file%s", name, nd__os_dir_path(dir),
                            S_ISLNK(st.st_mode) ? " (refusing a symbolic link)" : "");
     static _Atomic unsigned counter;
     int32_t rc = ND_E_EXISTS;
@@ -151,8 +151,7 @@ int32_t nd__os_lock(nd_os_dir *dir, const char *name, nd_os_file *out)
     if (!S_ISREG(st.st_mode)) { /* errno says nothing here: fstat succeeded */
         close(fd);
         return nd__fail_os(S_ISDIR(st.st_mode) ? EISDIR : EACCES,
-                           "'%s' in '%s' is not a regular file", name,
-                           nd__os_dir_path(dir));
+                           "'%s' in '%s' is not a regular file", name, nd__os_dir_path(dir));
     }
 #ifdef F_OFD_SETLK
     /* open-file-description locks belong to this open, not to the process, so
@@ -195,8 +194,8 @@ int32_t nd__os_file_size(nd_os_file f, const char *what, int64_t *out)
     return ND_OK;
 }
 
-ND_HOT int32_t nd__os_pread(nd_os_file f, const char *what, void *dst, size_t len,
-                            int64_t off, size_t *got)
+ND_HOT int32_t nd__os_pread(nd_os_file f, const char *what, void *dst, size_t len, int64_t off,
+                            size_t *got)
 {
     size_t done = 0;
     while (done < len) {

@@ -99,7 +99,8 @@ int nd__os_file_resident(nd_os_file f, int64_t off, int64_t len)
     static _Atomic int no_cachestat; /* ENOSYS, or a seccomp filter's EPERM */
     if (!atomic_load_explicit(&no_cachestat, memory_order_relaxed)) {
         int64_t ps = nd__os_page_size();
-        struct nd_cachestat_range r = {(uint64_t)off, (uint64_t)len}; /* len 0 would mean "to EOF" */
+        struct nd_cachestat_range r = {(uint64_t)off,
+                                       (uint64_t)len}; /* len 0 would mean "to EOF" */
         struct nd_cachestat cs;
         if (syscall(ND_NR_CACHESTAT, (int)f, &r, &cs, 0) == 0) {
             uint64_t pages = (uint64_t)((off + len + ps - 1) / ps - off / ps);

@@ -53,8 +53,8 @@ static struct timespec deadline(int32_t ms)
 
 typedef struct {
     pthread_mutex_t mu;
-    pthread_cond_t work;  /* pending not empty, or stopping */
-    pthread_cond_t done;  /* done not empty, idle, or woken */
+    pthread_cond_t work; /* pending not empty, or stopping */
+    pthread_cond_t done; /* done not empty, idle, or woken */
     nd_ring_fifo pending, finished;
     uint32_t busy; /* ops taken by a worker and not yet finished */
     int stopping, woken;
@@ -109,7 +109,7 @@ static void *worker(void *arg)
         if (op->fd != ND_OS_FILE_INVALID) {
             size_t got = 0;
             int32_t rc = nd__os_pread(op->fd, "ring read", op->dst, op->left, op->off, &got);
-            op->result = rc != ND_OK       ? rc
+            op->result = rc != ND_OK      ? rc
                          : got < op->left ? nd__fail(ND_E_IO, "ring read: the file shrank")
                                           : op->len;
         }
@@ -262,9 +262,8 @@ static int32_t threads_event_fd(nd_ring *r)
     return rc;
 }
 
-static const nd_ring_backend_ops threads_ops = {threads_start, threads_reap, threads_wake,
-                                                threads_drain, threads_free, NULL,
-                                                threads_event_fd};
+static const nd_ring_backend_ops threads_ops = {
+    threads_start, threads_reap, threads_wake, threads_drain, threads_free, NULL, threads_event_fd};
 
 int32_t nd__ring_threads_init(nd_ring *r)
 {

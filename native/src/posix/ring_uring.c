@@ -25,23 +25,23 @@
 
 #ifdef ND_HAVE_LIBURING
 
-#include <errno.h>
-#include <liburing.h>
-#include <pthread.h>
-#include <sched.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/eventfd.h>
-#include <sys/resource.h>
-#include <time.h>
-#include <unistd.h>
+#  include <errno.h>
+#  include <liburing.h>
+#  include <pthread.h>
+#  include <sched.h>
+#  include <stdlib.h>
+#  include <string.h>
+#  include <sys/eventfd.h>
+#  include <sys/resource.h>
+#  include <time.h>
+#  include <unistd.h>
 
-#define WAKE_TAG UINT64_MAX /* user_data of the NOP that wakes a reaper */
-#define SUBMIT_BATCH 64     /* reads the submitter takes from the hand-off at once */
+#  define WAKE_TAG UINT64_MAX /* user_data of the NOP that wakes a reaper */
+#  define SUBMIT_BATCH 64     /* reads the submitter takes from the hand-off at once */
 /* Registered descriptors per ring. Enough for the files a search reads at once
  * (a segment's few files, a handful of segments); more are served by replacing
  * the least recently used one, which costs one io_uring_register call. */
-#define FILE_SLOTS 64
+#  define FILE_SLOTS 64
 /* A registered descriptor keeps its file open (and a deleted file's space in
  * use) after the library closes its own descriptor, so the ring must let go
  * the moment no input uses a file any more: the thread that drops the last
@@ -112,9 +112,9 @@ static int file_index(uring_state *u, const nd_ring_op *op)
     int fd = (int)op->fd;
     /* replacing a descriptor is safe with reads of the old one in flight: each
      * read took its own reference to the file when it was submitted */
-    int rc = ND_FAULT(ND_FAULT_REGISTER) ? -errno
-                                         : io_uring_register_files_update(&u->ring, (unsigned)pick,
-                                                                          &fd, 1);
+    int rc = ND_FAULT(ND_FAULT_REGISTER)
+                 ? -errno
+                 : io_uring_register_files_update(&u->ring, (unsigned)pick, &fd, 1);
     if (rc != 1) {
         /* whatever refused it (memory, a seccomp filter, an emulator) would
          * refuse the next one too: plain descriptors from now on */
@@ -209,7 +209,8 @@ static int32_t flush(uring_state *u, struct io_uring_sqe **sqes, int n)
     int tries = 0;
     do
         rc = ND_FAULT(ND_FAULT_SUBMIT) ? -errno : io_uring_submit(&u->ring);
-    while ((rc == -EINTR || ((rc == -EAGAIN || rc == -EBUSY) && ++tries < 100 && sched_yield() == 0)));
+    while (
+        (rc == -EINTR || ((rc == -EAGAIN || rc == -EBUSY) && ++tries < 100 && sched_yield() == 0)));
     if (rc < 0) {
         /* Nothing was consumed, so the SQEs still sit in the ring and would go
          * with the next submit after their callers were told of the failure:
@@ -554,8 +555,8 @@ static int32_t uring_event_fd(nd_ring *r)
     return rc;
 }
 
-static const nd_ring_backend_ops uring_ops = {uring_start, uring_reap, uring_wake,
-                                              uring_drain, uring_free, uring_files_unused,
+static const nd_ring_backend_ops uring_ops = {uring_start,   uring_reap, uring_wake,
+                                              uring_drain,   uring_free, uring_files_unused,
                                               uring_event_fd};
 
 int32_t nd__ring_native_init(nd_ring *r)

@@ -52,7 +52,7 @@ struct nd_os_writer {
     pthread_mutex_t mu;
     pthread_cond_t cv; /* queued, done or stopping moved */
     pthread_t thread;
-    int running;  /* the thread runs (joined by free) */
+    int running; /* the thread runs (joined by free) */
     /* writes numbered from 0: ops[n % DEPTH] holds write n */
     uint64_t queued; /* handed to the thread: under mu */
     uint64_t done;   /* finished by the thread: under mu */

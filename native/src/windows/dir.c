@@ -62,8 +62,8 @@ char *nd__win_utf8(const wchar_t *wide, size_t len, DWORD *err)
         return NULL;
     }
     int n = len == 0 ? 0
-                     : WideCharToMultiByte(CP_UTF8, WC_ERR_INVALID_CHARS, wide, (int)len, NULL,
-                                           0, NULL, NULL);
+                     : WideCharToMultiByte(CP_UTF8, WC_ERR_INVALID_CHARS, wide, (int)len, NULL, 0,
+                                           NULL, NULL);
     if (len != 0 && n <= 0) {
         *err = GetLastError();
         return NULL;
@@ -252,8 +252,8 @@ static void sweep_trash(const nd_os_dir *dir);
 /* Directories, links and other reparse points, devices: none is a file here. */
 static int is_plain_file(DWORD attrs)
 {
-    return !(attrs & (FILE_ATTRIBUTE_DIRECTORY | FILE_ATTRIBUTE_REPARSE_POINT |
-                      FILE_ATTRIBUTE_DEVICE));
+    return !(attrs &
+             (FILE_ATTRIBUTE_DIRECTORY | FILE_ATTRIBUTE_REPARSE_POINT | FILE_ATTRIBUTE_DEVICE));
 }
 
 int32_t nd__os_dir_list(nd_os_dir *dir, nd_os_list_fn fn, void *ctx)
@@ -357,8 +357,8 @@ static int rename_handle(HANDLE h, const wchar_t *to, int replace, int posix, DW
         return 0;
     }
     if (posix)
-        ri->Flags = (replace ? FILE_RENAME_FLAG_REPLACE_IF_EXISTS : 0) |
-                    FILE_RENAME_FLAG_POSIX_SEMANTICS;
+        ri->Flags =
+            (replace ? FILE_RENAME_FLAG_REPLACE_IF_EXISTS : 0) | FILE_RENAME_FLAG_POSIX_SEMANTICS;
     else
         ri->ReplaceIfExists = replace ? TRUE : FALSE;
     ri->RootDirectory = NULL;
@@ -509,8 +509,7 @@ int32_t nd__os_unlink(nd_os_dir *dir, const char *name)
  * back. This is two steps, not one: a crash between them leaves `from` in
  * place and no `to`, which is why the one-step ways are always tried first.
  */
-static int replace_open_target(nd_os_dir *dir, const wchar_t *src, const wchar_t *dst,
-                               DWORD *err)
+static int replace_open_target(nd_os_dir *dir, const wchar_t *src, const wchar_t *dst, DWORD *err)
 {
     HANDLE t = open_for_change(dst, DELETE, err);
     if (t == INVALID_HANDLE_VALUE)
@@ -530,8 +529,8 @@ static int replace_open_target(nd_os_dir *dir, const wchar_t *src, const wchar_t
 int32_t nd__os_rename(nd_os_dir *dir, const char *from, const char *to)
 {
     if (ND_FAULT(ND_FAULT_RENAME))
-        return nd__fail_os((int)nd__win_error_from_errno(errno),
-                           "rename '%s' to '%s' in '%s'", from, to, dir->path);
+        return nd__fail_os((int)nd__win_error_from_errno(errno), "rename '%s' to '%s' in '%s'",
+                           from, to, dir->path);
     DWORD e = 0;
     wchar_t *src = nd__win_child_path(dir, from, &e);
     wchar_t *dst = src == NULL ? NULL : nd__win_child_path(dir, to, &e);
@@ -550,8 +549,7 @@ int32_t nd__os_rename(nd_os_dir *dir, const char *from, const char *to)
         CloseHandle(h);
         /* ERROR_ACCESS_DENIED: a mapped target, which only the two steps replace */
         if (!ok && !posix_unsupported(e) && e != ERROR_ACCESS_DENIED)
-            rc = nd__fail_os((int)e, "rename '%s' to '%s' in '%s'", from, to,
-                             dir->path);
+            rc = nd__fail_os((int)e, "rename '%s' to '%s' in '%s'", from, to, dir->path);
         else if (!ok) {
             /* The classic way, which refuses an open target: that one goes aside
              * first. Another thread replacing the same name can put a new open
@@ -572,8 +570,7 @@ int32_t nd__os_rename(nd_os_dir *dir, const char *from, const char *to)
                     break;
             }
             if (!ok)
-                rc = nd__fail_os((int)e, "MoveFileExW '%s' to '%s' in '%s'", from,
-                                 to, dir->path);
+                rc = nd__fail_os((int)e, "MoveFileExW '%s' to '%s' in '%s'", from, to, dir->path);
         }
     }
     free(src);
@@ -594,8 +591,7 @@ int32_t nd__os_dir_sync(nd_os_dir *dir)
     if (!GetFileInformationByHandleEx(dir->h, FileStandardInfo, &si, sizeof(si)))
         return nd__fail_os((int)GetLastError(), "sync '%s'", dir->path);
     if (si.DeletePending || !si.Directory)
-        return nd__fail_os(ERROR_FILE_NOT_FOUND, "sync '%s': it is being deleted",
-                           dir->path);
+        return nd__fail_os(ERROR_FILE_NOT_FOUND, "sync '%s': it is being deleted", dir->path);
     DWORD attrs = GetFileAttributesW(dir->wpath);
     if (attrs == INVALID_FILE_ATTRIBUTES)
         return nd__fail_os((int)GetLastError(), "sync '%s'", dir->path);

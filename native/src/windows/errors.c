@@ -17,7 +17,7 @@ int32_t nd__status_from_os(int os_error)
     case 0: return ND_E_IO; /* a failure without an error code is still a failure */
     case ERROR_FILE_NOT_FOUND:
     case ERROR_PATH_NOT_FOUND:
-    case ERROR_DIRECTORY:     /* a file where a directory was expected, like ENOTDIR */
+    case ERROR_DIRECTORY: /* a file where a directory was expected, like ENOTDIR */
     case ERROR_BAD_NETPATH:
     case ERROR_BAD_NET_NAME:
     case ERROR_INVALID_DRIVE:
@@ -29,7 +29,7 @@ int32_t nd__status_from_os(int os_error)
     case ERROR_SHARING_VIOLATION:
     case ERROR_WRITE_PROTECT:
     case ERROR_PRIVILEGE_NOT_HELD:
-    case ERROR_CANT_ACCESS_FILE:      /* a reparse point we refuse to follow, like ELOOP */
+    case ERROR_CANT_ACCESS_FILE: /* a reparse point we refuse to follow, like ELOOP */
     case ERROR_CANT_RESOLVE_FILENAME:
     case ERROR_DELETE_PENDING:
     /* a read or write that meets another process's byte-range lock: refused
@@ -49,7 +49,7 @@ int32_t nd__status_from_os(int os_error)
     case ERROR_FILENAME_EXCED_RANGE:
     case ERROR_BAD_PATHNAME:
     case ERROR_NO_UNICODE_TRANSLATION: return ND_E_INVALID_NAME;
-    case ERROR_INVALID_PARAMETER:     /* also: unaligned unbuffered I/O, like EINVAL */
+    case ERROR_INVALID_PARAMETER: /* also: unaligned unbuffered I/O, like EINVAL */
     case ERROR_INVALID_HANDLE:
     case ERROR_NOACCESS: return ND_E_INVALID_ARGUMENT;
     case ERROR_NOT_SUPPORTED:

@@ -143,8 +143,8 @@ int32_t nd__os_open_file(nd_os_dir *dir, const char *name, nd_open_mode mode, in
         break;
     }
     if (direct)
-        flags = (flags & ~FILE_FLAG_SEQUENTIAL_SCAN) | FILE_FLAG_NO_BUFFERING |
-                FILE_FLAG_WRITE_THROUGH;
+        flags =
+            (flags & ~FILE_FLAG_SEQUENTIAL_SCAN) | FILE_FLAG_NO_BUFFERING | FILE_FLAG_WRITE_THROUGH;
     DWORD e = 0;
     HANDLE h = INVALID_HANDLE_VALUE;
     if (ND_FAULT(ND_FAULT_OPEN)) {
@@ -160,8 +160,10 @@ int32_t nd__os_open_file(nd_os_dir *dir, const char *name, nd_open_mode mode, in
     }
     if (h == INVALID_HANDLE_VALUE) {
         if (direct && (e == ERROR_INVALID_PARAMETER || e == ERROR_NOT_SUPPORTED))
-            return nd__fail_os((int)e, "CreateFileW '%s' in '%s' unbuffered: the file system "
-                               "refuses it", name, nd__os_dir_path(dir));
+            return nd__fail_os((int)e,
+                               "CreateFileW '%s' in '%s' unbuffered: the file system "
+                               "refuses it",
+                               name, nd__os_dir_path(dir));
         return nd__fail_os((int)e, "CreateFileW '%s' in '%s'", name, nd__os_dir_path(dir));
     }
     int is_link;
@@ -169,8 +171,10 @@ int32_t nd__os_open_file(nd_os_dir *dir, const char *name, nd_open_mode mode, in
     if (e != 0) {
         CloseHandle(h);
         if (is_link)
-            return nd__fail_os((int)e, "open '%s' in '%s': refusing to follow a link or "
-                               "reparse point", name, nd__os_dir_path(dir));
+            return nd__fail_os((int)e,
+                               "open '%s' in '%s': refusing to follow a link or "
+                               "reparse point",
+                               name, nd__os_dir_path(dir));
         return nd__fail_os((int)e, "open '%s' in '%s': not a regular file", name,
                            nd__os_dir_path(dir));
     }
@@ -199,8 +203,8 @@ int32_t nd__os_create_aside(nd_os_dir *dir, const char *name, int direct, nd_os_
     if (there && (a.dwFileAttributes & odd)) {
         int link = (a.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT) != 0;
         return nd__fail_os(link ? ERROR_CANT_ACCESS_FILE : ERROR_ACCESS_DENIED,
-                           "replace '%s' in '%s': not a regular file%s", name,
-                           nd__os_dir_path(dir), link ? " (refusing a link or reparse point)" : "");
+                           "replace '%s' in '%s': not a regular file%s", name, nd__os_dir_path(dir),
+                           link ? " (refusing a link or reparse point)" : "");
     }
     static volatile LONG counter;
     int32_t rc = ND_E_EXISTS;
@@ -240,8 +244,7 @@ int32_t nd__os_lock(nd_os_dir *dir, const char *name, nd_os_file *out)
     e = h == INVALID_HANDLE_VALUE ? GetLastError() : 0;
     free(p);
     if (h == INVALID_HANDLE_VALUE)
-        return nd__fail_os((int)e, "CreateFileW '%s' in '%s'", name,
-                           nd__os_dir_path(dir));
+        return nd__fail_os((int)e, "CreateFileW '%s' in '%s'", name, nd__os_dir_path(dir));
     int is_link;
     if ((e = check_regular(h, &is_link)) != 0) {
         CloseHandle(h);
@@ -255,12 +258,10 @@ int32_t nd__os_lock(nd_os_dir *dir, const char *name, nd_os_file *out)
         e = GetLastError();
         CloseHandle(h);
         if (e == ERROR_LOCK_VIOLATION || e == ERROR_IO_PENDING) {
-            nd__fail_os(ERROR_LOCK_VIOLATION, "'%s' in '%s' is held", name,
-                        nd__os_dir_path(dir));
+            nd__fail_os(ERROR_LOCK_VIOLATION, "'%s' in '%s' is held", name, nd__os_dir_path(dir));
             return ND_E_LOCKED;
         }
-        return nd__fail_os((int)e, "LockFileEx '%s' in '%s'", name,
-                           nd__os_dir_path(dir));
+        return nd__fail_os((int)e, "LockFileEx '%s' in '%s'", name, nd__os_dir_path(dir));
     }
     *out = (nd_os_file)(intptr_t)h | ND_WIN_TAG_LOCK;
     return ND_OK;
@@ -288,8 +289,8 @@ int32_t nd__win_check_direct(nd_os_file f, const char *call, const char *what, c
         return ND_OK;
     return nd__fail_os(ERROR_INVALID_PARAMETER,
                        "%s '%s': unbuffered transfer of %llu bytes at %lld is not aligned to the "
-                       "%u-byte sector (or its buffer is not)", call, what,
-                       (unsigned long long)len, (long long)off, (unsigned)a);
+                       "%u-byte sector (or its buffer is not)",
+                       call, what, (unsigned long long)len, (long long)off, (unsigned)a);
 }
 
 ND_HOT size_t nd__os_pread_cached(nd_os_file f, void *dst, size_t len, int64_t off)
@@ -300,8 +301,8 @@ ND_HOT size_t nd__os_pread_cached(nd_os_file f, void *dst, size_t len, int64_t o
     return 0;
 }
 
-ND_HOT int32_t nd__os_pread(nd_os_file f, const char *what, void *dst, size_t len,
-                            int64_t off, size_t *got)
+ND_HOT int32_t nd__os_pread(nd_os_file f, const char *what, void *dst, size_t len, int64_t off,
+                            size_t *got)
 {
     *got = 0;
     int32_t rc = nd__win_check_direct(f, "ReadFile", what, dst, len, off);
@@ -442,8 +443,7 @@ uint32_t nd__win_alignment(HANDLE h)
     DWORD n = GetFinalPathNameByHandleW(h, path, MAX_PATH + 64, VOLUME_NAME_DOS);
     if (n > 0 && n < MAX_PATH + 64 && GetVolumePathNameW(path, root, MAX_PATH + 64)) {
         DWORD spc, bps, free_clusters, clusters;
-        if (GetDiskFreeSpaceW(root, &spc, &bps, &free_clusters, &clusters) &&
-            usable_sector(bps))
+        if (GetDiskFreeSpaceW(root, &spc, &bps, &free_clusters, &clusters) && usable_sector(bps))
             return (uint32_t)bps;
     }
     /* a whole page: a multiple of every sector size a disk has */

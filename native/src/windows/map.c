@@ -9,12 +9,12 @@
 int32_t nd__os_map(nd_os_file f, const char *what, int64_t len, void **addr, void **token)
 {
     if ((uint64_t)len > (uint64_t)SIZE_MAX)
-        return nd__fail(ND_E_NO_MEMORY, "map '%s': %lld bytes do not fit the address space",
-                        what, (long long)len);
+        return nd__fail(ND_E_NO_MEMORY, "map '%s': %lld bytes do not fit the address space", what,
+                        (long long)len);
     /* the section's size is the file's at this moment: len, asked just before */
-    HANDLE section = CreateFileMappingW(nd__win_handle(f), NULL, PAGE_READONLY,
-                                        (DWORD)((uint64_t)len >> 32),
-                                        (DWORD)((uint64_t)len & 0xFFFFFFFFu), NULL);
+    HANDLE section =
+        CreateFileMappingW(nd__win_handle(f), NULL, PAGE_READONLY, (DWORD)((uint64_t)len >> 32),
+                           (DWORD)((uint64_t)len & 0xFFFFFFFFu), NULL);
     if (section == NULL)
         return nd__fail_os((int)GetLastError(), "CreateFileMappingW '%s' (%lld bytes)", what,
                            (long long)len);

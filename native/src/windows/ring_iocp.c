@@ -57,7 +57,7 @@ static DWORD WINAPI worker(LPVOID arg)
         nd_ring_op *op = &r->ops[index];
         size_t got = 0;
         int32_t rc = nd__os_pread(op->fd, "ring read", op->dst, op->left, op->off, &got);
-        op->result = rc != ND_OK       ? rc
+        op->result = rc != ND_OK      ? rc
                      : got < op->left ? nd__fail(ND_E_IO, "ring read: the file shrank")
                                       : op->len;
         /* the port's queue has a slot for it: posting cannot fail for lack of memory
@@ -156,7 +156,7 @@ static void iocp_free(nd_ring *r)
 /* no files held, and no descriptor for an event loop: asyncio's proactor loop
  * on Windows cannot watch one (nd_ring_event_fd is ND_E_NOT_SUPPORTED) */
 static const nd_ring_backend_ops iocp_ops = {iocp_start, iocp_reap, iocp_wake, iocp_drain,
-                                             iocp_free, NULL, NULL};
+                                             iocp_free,  NULL,      NULL};
 
 /* No overlapped-handle backend yet: ring.c falls back to the threads. */
 int32_t nd__ring_native_init(nd_ring *r)

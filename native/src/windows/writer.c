@@ -53,7 +53,7 @@ int32_t nd__os_writer_start(nd_os_writer *w, const void *buf, size_t len, int64_
         return nd__os_pwrite(w->f, w->what, buf, len, off);
     int fault;
     while ((fault = ND_FAULT_CHECK(ND_FAULT_WRITE)) == 1 && errno == EINTR)
-        ; /* an interrupted write is retried, as nd__os_pwrite does */
+        ;             /* an interrupted write is retried, as nd__os_pwrite does */
     if (fault == 1) { /* reported by wait, as a real failure would be */
         w->deferred = nd__fail_os((int)nd__win_error_from_errno(errno), "WriteFile '%s' at %lld",
                                   w->what, (long long)off);
@@ -86,8 +86,7 @@ int32_t nd__os_writer_wait(nd_os_writer *w, int keep)
         return nd__fail_os((int)GetLastError(), "WriteFile '%s' at %lld", w->what,
                            (long long)w->off);
     if ((size_t)n < w->len) /* short: finish synchronously (retries inside) */
-        return nd__os_pwrite(w->f, w->what, w->buf + n, w->len - (size_t)n,
-                             w->off + (int64_t)n);
+        return nd__os_pwrite(w->f, w->what, w->buf + n, w->len - (size_t)n, w->off + (int64_t)n);
     return ND_OK;
 }
 

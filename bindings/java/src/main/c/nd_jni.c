@@ -11,8 +11,8 @@ void nd_java_raise(JNIEnv *jenv, int64_t status)
 {
     if ((*jenv)->ExceptionCheck(jenv))
         return; /* a typemap already threw (null array, bad buffer) */
-    const char *msg = status == ND_JAVA_E_RANGE ? "buffer region out of bounds"
-                                                : nd_last_error_message();
+    const char *msg =
+        status == ND_JAVA_E_RANGE ? "buffer region out of bounds" : nd_last_error_message();
     int32_t os_error = status == ND_JAVA_E_RANGE ? 0 : nd_last_os_error();
     jsize n = (jsize)strlen(msg);
     /* bytes, not NewStringUTF: the message holds real UTF-8 paths, not modified UTF-8 */
@@ -23,10 +23,12 @@ void nd_java_raise(JNIEnv *jenv, int64_t status)
     jclass cls = (*jenv)->FindClass(jenv, "io/nativedir/NativeErrors");
     if (cls == NULL)
         return;
-    jmethodID make = (*jenv)->GetStaticMethodID(jenv, cls, "toThrowable", "(I[BI)Ljava/lang/Throwable;");
+    jmethodID make =
+        (*jenv)->GetStaticMethodID(jenv, cls, "toThrowable", "(I[BI)Ljava/lang/Throwable;");
     if (make == NULL)
         return;
-    jobject t = (*jenv)->CallStaticObjectMethod(jenv, cls, make, (jint)status, bytes, (jint)os_error);
+    jobject t =
+        (*jenv)->CallStaticObjectMethod(jenv, cls, make, (jint)status, bytes, (jint)os_error);
     if (t != NULL && !(*jenv)->ExceptionCheck(jenv))
         (*jenv)->Throw(jenv, (jthrowable)t);
 }
