@@ -165,8 +165,8 @@ int32_t nd__os_dir_list(nd_os_dir *dir, nd_os_list_fn fn, void *ctx)
 #endif
         {
             struct stat st;
-            regular = fstatat(dir->fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-                      S_ISREG(st.st_mode);
+            regular =
+                fstatat(dir->fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
         }
         if (!regular)
             continue;
