@@ -26,16 +26,6 @@ static void emit(const char *file, const char *line)
     fclose(f);
 }
 
-void crash_count(const char *case_id, long long count, const char *unit, const char *result,
-                 const char *what)
-{
-    char line[2048], file[256];
-    snprintf(line, sizeof(line), "ND-REL-COUNT\t%s\t%lld\t%s\t%s\t%s\n", case_id, count, unit,
-             result, what);
-    snprintf(file, sizeof(file), "%s.tsv", case_id);
-    emit(file, line);
-}
-
 void crash_row(const char *table, int order, const char *label, const char *fields)
 {
     char line[2048], file[256];

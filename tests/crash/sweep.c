@@ -37,6 +37,7 @@
 
 #include "content.h"
 #include "counts.h"
+#include "rel_util.h"
 #include "model.h"
 
 /* the most a direct output pads its tail to (posix/file.c: ND_GUESSED_ALIGN_MAX) */
@@ -494,7 +495,7 @@ int main(int argc, char **argv)
             "under the strict model, as many under the journaled one; %ld promises made): "
             "%ld violations",
             ns, scuts, storn, promises, lost_strict + lost_journaled);
-        crash_count("crash_c_protocol", cuts + torn, "cut states", ok ? "pass" : "fail", what);
+        rel_count("crash_c_protocol", cuts + torn, "cut states", ok ? "pass" : "fail", what);
         return ok ? 0 : 1;
     }
     /* a control passes when the cuts catch what it broke */
@@ -507,7 +508,7 @@ int main(int argc, char **argv)
              kinds[V_BYTES], kinds[V_DIR], lost_journaled, cuts + torn);
     char id[128];
     snprintf(id, sizeof(id), "crash_c_control_%s", control);
-    crash_count(id, kinds[control_kind], "violations found", caught ? "pass" : "fail", what);
+    rel_count(id, kinds[control_kind], "violations found", caught ? "pass" : "fail", what);
     if (!caught)
         fprintf(stderr, "crash_sweep: the control '%s' found no lost %s: the check cannot fail\n",
                 control, kind_names[control_kind]);
