@@ -19,36 +19,36 @@
 #define BENCH_MAX_CPUS 64 /* CPUs whose speed the report shows */
 
 typedef struct {
-    int64_t size;         /* bytes of the file of record */
-    int runs;             /* timed runs per row (a warm-up run comes first) */
-    size_t chunk;         /* write and sequential read chunk */
-    int random_reads;     /* 64-byte reads per ReadRandom run (and per thread) */
-    int direct_random;    /* fewer for direct I/O, whose reads each reach the device */
-    int64_t ring_size;    /* RingRandomQD32's file (kept between runs in `dir`) */
-    int ring_reads;       /* 4 KiB reads per RingRandomQD32 run at QD1 (x4 at QD32) */
+    int64_t size;          /* bytes of the file of record */
+    int runs;              /* timed runs per row (a warm-up run comes first) */
+    size_t chunk;          /* write and sequential read chunk */
+    int random_reads;      /* 64-byte reads per ReadRandom run (and per thread) */
+    int direct_random;     /* fewer for direct I/O, whose reads each reach the device */
+    int64_t ring_size;     /* RingRandomQD32's file (kept between runs in `dir`) */
+    int ring_reads;        /* 4 KiB reads per RingRandomQD32 run at QD1 (x4 at QD32) */
     int64_t prefetch_size; /* ColdPrefetch's and LargerThanMemory's file (kept in `dir`) */
-    int prefetch_reads;   /* 4-16 KiB reads per cold ColdPrefetch run */
+    int prefetch_reads;    /* 4-16 KiB reads per cold ColdPrefetch run */
     int quick;
-    const char *dir;      /* parent of the scratch directory */
-    const char *out_dir;  /* where c.json goes */
-    char command[1024];   /* this run's command line, for the report */
+    const char *dir;     /* parent of the scratch directory */
+    const char *out_dir; /* where c.json goes */
+    char command[1024];  /* this run's command line, for the report */
 
-    char work[4096];      /* the scratch directory (created, removed at exit) */
-    int work_fd;          /* O_DIRECTORY descriptor of it, for raw baselines */
-    nd_handle nd_dir;     /* the same directory through nativedir */
-    uint32_t dio_align;   /* what raw O_DIRECT needs here */
-    uint32_t buf_align;   /* dio_align, at least a page: the fast case for direct I/O */
+    char work[4096];    /* the scratch directory (created, removed at exit) */
+    int work_fd;        /* O_DIRECTORY descriptor of it, for raw baselines */
+    nd_handle nd_dir;   /* the same directory through nativedir */
+    uint32_t dio_align; /* what raw O_DIRECT needs here */
+    uint32_t buf_align; /* dio_align, at least a page: the fast case for direct I/O */
     const char *fs_type;
     /* each CPU's speed at a spin loop, relative to the fastest, at the start and
      * the end of the run (sys.c, bench_cpu_speeds); 0: a CPU this process may not use */
     int ncpus;
     double cpu_speed[2][BENCH_MAX_CPUS];
 
-    uint8_t *data;        /* the file's bytes, in memory (aligned for O_DIRECT) */
+    uint8_t *data;           /* the file's bytes, in memory (aligned for O_DIRECT) */
     const uint8_t *file_map; /* the data file mapped, only to flush its cached lines */
-    int64_t *offsets;     /* 2 * random_reads random offsets, each + 64 <= size */
-    uint64_t byte_sum;    /* byte_sum() over data: every byte loop must get it */
-    uint64_t random_sum;  /* fold of the 64-byte reads at offsets[0..random_reads) */
+    int64_t *offsets;        /* 2 * random_reads random offsets, each + 64 <= size */
+    uint64_t byte_sum;       /* byte_sum() over data: every byte loop must get it */
+    uint64_t random_sum;     /* fold of the 64-byte reads at offsets[0..random_reads) */
 } bench;
 
 #define NOT_SET (-1.0)
@@ -56,8 +56,8 @@ typedef struct {
 typedef struct {
     const char *group;
     char name[96];
-    char baseline[96];   /* "" when this row is its group's baseline */
-    char target[64];     /* "" when the row has no target */
+    char baseline[96]; /* "" when this row is its group's baseline */
+    char target[64];   /* "" when the row has no target */
     char note[240];
     double ms[BENCH_MAX_RUNS];
     double cached[BENCH_MAX_RUNS]; /* % of the file in the page cache after the run */
@@ -68,13 +68,13 @@ typedef struct {
     double speedup;      /* baseline median / this median, for thread scaling rows */
     double speedup_cpus; /* the same against one thread on each CPU, per round (concurrent.c) */
     double cpu_median, cpu_ratio; /* cpu_ratio: against the baseline's cpu_median */
-    double paired;       /* median over rounds of (this run / the baseline's run in that round) */
-    double scale;        /* times are multiplied by it (a measured subset scaled up); 0 = 1 */
-    int met;             /* 1, 0, or -1 (no target) */
+    double paired; /* median over rounds of (this run / the baseline's run in that round) */
+    double scale;  /* times are multiplied by it (a measured subset scaled up); 0 = 1 */
+    int met;       /* 1, 0, or -1 (no target) */
     /* A rate row (unit set, e.g. "IOPS") reports ops per second, higher is
      * better: statistics() turns each run's time and ops[] into a rate, so
      * ms[] and median..max hold rates and ratio is this rate / the baseline's. */
-    const char *unit;    /* NULL: milliseconds */
+    const char *unit; /* NULL: milliseconds */
     /* A per-call time row (unit "ns/call", lower is better): statistics()
      * divides each run's time and CPU time by its ops[], so ms[] and
      * median..max hold nanoseconds per operation and cpu_median CPU ns per
@@ -86,9 +86,9 @@ typedef struct {
      * the baseline is the synchronous reads): "" when there is none. */
     char also[96];
     char also_target[32];
-    double also_ratio;   /* this median / also's median, NOT_SET if unknown */
-    double also_paired;  /* median of the per-round ratios to also, NOT_SET if unknown */
-    int also_met;        /* 1, 0, or -1 (no target) */
+    double also_ratio;  /* this median / also's median, NOT_SET if unknown */
+    double also_paired; /* median of the per-round ratios to also, NOT_SET if unknown */
+    int also_met;       /* 1, 0, or -1 (no target) */
 } row;
 
 /* What one run reports beside its wall time. */
@@ -127,11 +127,11 @@ row *bench_find(const char *group, const char *name);
 
 /* ---- sys.c ---- */
 double now_ms(void);
-double cpu_ms(void); /* this thread's CPU time */
-uint32_t dio_alignment(int fd);      /* statx STATX_DIOALIGN, else st_blksize */
-const char *fs_type_name(int fd);    /* "ext4", "tmpfs", ... */
+double cpu_ms(void);                                /* this thread's CPU time */
+uint32_t dio_alignment(int fd);                     /* statx STATX_DIOALIGN, else st_blksize */
+const char *fs_type_name(int fd);                   /* "ext4", "tmpfs", ... */
 double cached_percent(int dirfd, const char *name); /* mincore on a fresh mapping */
-void evict(int dirfd, const char *name);  /* fsync, then drop the file's pages */
+void evict(int dirfd, const char *name);            /* fsync, then drop the file's pages */
 /* Flushes the first size bytes of a file's page-cache pages out of the CPU
  * caches through a mapping of its own (which leaves the page cache as it was). */
 void cold_file(int dirfd, const char *name, int64_t size);
@@ -169,11 +169,11 @@ void bench_read_random(bench *b);
 void bench_concurrent(bench *b);
 void bench_concurrent_targets(void); /* its scaling targets, once every ratio is known */
 void bench_buffer_sweep(bench *b);
-void bench_ring(bench *b);       /* ring.c: RingRandomQD32 */
-void bench_ring_targets(void);   /* its targets, once every ratio is known */
-void bench_prefetch(bench *b);   /* prefetch.c: ColdPrefetch, LargerThanMemory */
+void bench_ring(bench *b);     /* ring.c: RingRandomQD32 */
+void bench_ring_targets(void); /* its targets, once every ratio is known */
+void bench_prefetch(bench *b); /* prefetch.c: ColdPrefetch, LargerThanMemory */
 void bench_prefetch_targets(void);
-void bench_fresh_map(bench *b);  /* fresh_map.c: FreshMapScan */
+void bench_fresh_map(bench *b); /* fresh_map.c: FreshMapScan */
 void bench_fresh_map_targets(void);
 
 /* ring.c: fio's rate for `count` 4 KiB O_DIRECT random reads of `path` at

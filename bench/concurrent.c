@@ -35,14 +35,14 @@ typedef struct {
     int sequential; /* else 64-byte reads at random offsets, through the cursor */
     uint32_t flags;
     int threads;
-    int raw;        /* pread on one shared descriptor: the machine's own scaling */
-    int passes;     /* times over the work (the mapped rows are short: repeated, one
+    int raw;    /* pread on one shared descriptor: the machine's own scaling */
+    int passes; /* times over the work (the mapped rows are short: repeated, one
                      * hiccup of the VM is not a fifth of a run) */
-    int cpu;        /* >= 0: the run (its one thread) is pinned to this CPU */
+    int cpu;    /* >= 0: the run (its one thread) is pinned to this CPU */
 } conc_ctx;
 
-#define UNIT_READS 1024                /* random: reads per unit of work */
-#define UNIT_BYTES ((int64_t)4 << 20)  /* sequential: bytes of one scan per unit */
+#define UNIT_READS 1024               /* random: reads per unit of work */
+#define UNIT_BYTES ((int64_t)4 << 20) /* sequential: bytes of one scan per unit */
 
 /* The work both configurations share out: units [0, units) in order. */
 typedef struct {
@@ -58,7 +58,7 @@ typedef struct {
     nd_handle clone;
     int fd;
     work_queue *q;
-    uint64_t sum; /* the sum of its units' folds: the same total however they are shared */
+    uint64_t sum;          /* the sum of its units' folds: the same total however they are shared */
     double t_start, t_end; /* timed inside: on 2 cores the main thread may not run at all */
     double cpu;            /* this worker's CPU time: more in total with 2 threads = contention */
     pthread_barrier_t *start;
@@ -66,11 +66,11 @@ typedef struct {
 
 /* What unit u covers: sequential, bytes [*from, *to) of the file; random,
  * reads [*from, *to), whose offsets are offsets[i % (2 * random_reads)]. */
-static void unit_range(const bench *b, const conc_ctx *c, const work_queue *q, int u,
-                       int64_t *from, int64_t *to)
+static void unit_range(const bench *b, const conc_ctx *c, const work_queue *q, int u, int64_t *from,
+                       int64_t *to)
 {
-    int64_t first = c->sequential ? (int64_t)(u % q->per_scan) * UNIT_BYTES
-                                  : (int64_t)u * UNIT_READS;
+    int64_t first =
+        c->sequential ? (int64_t)(u % q->per_scan) * UNIT_BYTES : (int64_t)u * UNIT_READS;
     int64_t end = first + (c->sequential ? UNIT_BYTES : UNIT_READS);
     int64_t limit = c->sequential ? b->size : q->reads;
     *from = first;
@@ -239,7 +239,8 @@ static void pair(bench *b, const char *what, const char *label, int sequential, 
     /* a mapped 64-byte read takes ~130 ns: 8 times the work makes the random
      * row ~200 ms, where one ~5 ms stall of the VM was a fifth of a run */
     int passes = (flags & ND_IO_MMAP) ? 8 : 1;
-    conc_ctx c1 = {sequential, flags, 1, raw, passes, -1}, c2 = {sequential, flags, 2, raw, passes, -1};
+    conc_ctx c1 = {sequential, flags, 1, raw, passes, -1},
+             c2 = {sequential, flags, 2, raw, passes, -1};
     row *r = bench_row("ConcurrentCloneReads", one, NULL);
     snprintf(r->note, sizeof(r->note), "%s%s", note, passes > 1 ? "; all of it 8 times" : "");
     bench_queue(r, run_concurrent, &c1, sizeof(c1), NULL);
@@ -296,8 +297,8 @@ void bench_concurrent_targets(void)
             len = strlen(r->note);
         }
         if (r->cpu_ratio > 0 && len < sizeof(r->note))
-            snprintf(r->note + len, sizeof(r->note) - len, "; with 2 free cores (2/cpu-ratio) %.2fx",
-                     2.0 / r->cpu_ratio);
+            snprintf(r->note + len, sizeof(r->note) - len,
+                     "; with 2 free cores (2/cpu-ratio) %.2fx", 2.0 / r->cpu_ratio);
     }
 }
 
@@ -313,7 +314,8 @@ void bench_concurrent(bench *b)
     pair(b, "random", "mapped", 0, ND_IO_MMAP | ND_IO_RANDOM, 0, 1, note);
     snprintf(note, sizeof(note),
              "%d x 64-byte pread on one shared descriptor in all, %d at a time: how far this "
-             "machine scales", 2 * b->random_reads, UNIT_READS);
+             "machine scales",
+             2 * b->random_reads, UNIT_READS);
     pair(b, "random", "raw pread", 0, 0, 1, 0, note);
     snprintf(note, sizeof(note),
              "2 whole-file scans in %zu KiB nd_read_buffered, taken by the threads 4 MiB at a time",

@@ -25,8 +25,8 @@ enum { FM_MEMCPY, FM_ND_PIECES, FM_ONE_PWRITE };
 
 typedef struct {
     int kind;
-    size_t piece;    /* FM_ND_PIECES: the nd_write_bytes call size */
-    size_t chunk;    /* the scan copies this much at a time */
+    size_t piece; /* FM_ND_PIECES: the nd_write_bytes call size */
+    size_t chunk; /* the scan copies this much at a time */
     uint64_t expect;
     uint8_t *buf;
 } fm_ctx;

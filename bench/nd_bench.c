@@ -25,10 +25,10 @@
 #include "bench.h"
 
 #ifndef ND_BENCH_DEFAULT_DIR
-#define ND_BENCH_DEFAULT_DIR "bench-scratch"
+#  define ND_BENCH_DEFAULT_DIR "bench-scratch"
 #endif
 #ifndef ND_BENCH_DEFAULT_OUT
-#define ND_BENCH_DEFAULT_OUT "build/bench/results"
+#  define ND_BENCH_DEFAULT_OUT "build/bench/results"
 #endif
 
 static bench B;
@@ -214,9 +214,9 @@ int main(int argc, char **argv)
     int quick = 0;
     const char *only = NULL;
     b->dir = getenv("ND_BENCH_DIR") && *getenv("ND_BENCH_DIR") ? getenv("ND_BENCH_DIR")
-                                                              : ND_BENCH_DEFAULT_DIR;
+                                                               : ND_BENCH_DEFAULT_DIR;
     b->out_dir = getenv("ND_BENCH_OUT") && *getenv("ND_BENCH_OUT") ? getenv("ND_BENCH_OUT")
-                                                                  : ND_BENCH_DEFAULT_OUT;
+                                                                   : ND_BENCH_DEFAULT_OUT;
     for (int i = 0, n = 0; i < argc && n < (int)sizeof(b->command); i++)
         n += snprintf(b->command + n, sizeof(b->command) - (size_t)n, "%s%s", i ? " " : "",
                       i ? argv[i] : "nd_bench");
@@ -259,10 +259,10 @@ int main(int argc, char **argv)
             usage();
     }
     if (only != NULL) {
-        static const char *known[] = {"Write", "ReadSequential", "ReadByteSequential",
-                                      "ReadRandom", "ConcurrentCloneReads", "BufferSweep",
-                                      "RingRandomQD32", "ColdPrefetch",
-                                      "FreshMapScan"};
+        static const char *known[] = {
+            "Write",          "ReadSequential",       "ReadByteSequential",
+            "ReadRandom",     "ConcurrentCloneReads", "BufferSweep",
+            "RingRandomQD32", "ColdPrefetch",         "FreshMapScan"};
         const size_t nknown = sizeof(known) / sizeof(known[0]);
         char list[512];
         snprintf(list, sizeof(list), "%s", only);
@@ -310,8 +310,9 @@ int main(int argc, char **argv)
     if (b->chunk % b->dio_align != 0 || b->size % (int64_t)b->chunk != 0)
         die("--chunk-kib must be a multiple of %u bytes and divide the file size", b->dio_align);
     if (strcmp(b->fs_type, "tmpfs") == 0)
-        fprintf(stderr, "\nnd_bench: WARNING: %s is on tmpfs: no direct I/O, no device, and the "
-                        "page-cache figures mean nothing. Use --dir on a real disk.\n\n",
+        fprintf(stderr,
+                "\nnd_bench: WARNING: %s is on tmpfs: no direct I/O, no device, and the "
+                "page-cache figures mean nothing. Use --dir on a real disk.\n\n",
                 b->work);
     fprintf(stderr, "nd_bench: %lld MiB on %s (%s, O_DIRECT alignment %u), %d runs + warm-up\n",
             (long long)size_mib, b->work, b->fs_type, b->dio_align, b->runs);

@@ -58,21 +58,21 @@
 #define FIO_ROW "fio randread 4 KiB QD32 (device limit)"
 
 static struct {
-    char name[64];    /* the file, in b->dir: kept between runs */
+    char name[64]; /* the file, in b->dir: kept between runs */
     char path[4200];
     int dirfd;
     nd_handle nd_dir;
     int64_t size;
     int64_t *offsets; /* one sequence for every row */
     int32_t *lens;
-    int reads;        /* per cold run */
-    int warm_reads;   /* per warm run */
-    int mem_reads;    /* per LargerThanMemory run, at most */
+    int reads;         /* per cold run */
+    int warm_reads;    /* per warm run */
+    int mem_reads;     /* per LargerThanMemory run, at most */
     double mem_run_ms; /* per LargerThanMemory run, at most (its timed reads) */
-    int res_calls;    /* prefetch calls per PrefetchResident run */
-    ndml_cgroup cg;   /* LargerThanMemory's memory cgroup (memlimit.c) */
-    pid_t owner;      /* the process that made it (a child's exit must not remove it) */
-    int64_t fio_own;  /* the memory fio itself holds, added to the limit of its runs */
+    int res_calls;     /* prefetch calls per PrefetchResident run */
+    ndml_cgroup cg;    /* LargerThanMemory's memory cgroup (memlimit.c) */
+    pid_t owner;       /* the process that made it (a child's exit must not remove it) */
+    int64_t fio_own;   /* the memory fio itself holds, added to the limit of its runs */
     char fio_engine[16];
 } P;
 
@@ -158,8 +158,8 @@ enum { PF_ND, PF_RAW, PF_FIO, PF_PROBE };
 typedef struct {
     uint32_t flags;
     int prefetch;
-    int cold;     /* evicted before the run; else cached, the mapping populated */
-    int kind;     /* PF_ND, PF_RAW or PF_FIO (LargerThanMemory's baselines) */
+    int cold; /* evicted before the run; else cached, the mapping populated */
+    int kind; /* PF_ND, PF_RAW or PF_FIO (LargerThanMemory's baselines) */
     const char *who;
     uint8_t *buf;
 } pf_ctx;
@@ -171,7 +171,8 @@ static double timed_reads(pf_ctx *c, int count, double budget_ms, run_out *out)
     uint32_t flags = c->flags | (!c->cold && (c->flags & ND_IO_MMAP) ? ND_IO_PRELOAD : 0);
     nd_check(nd_open_input(P.nd_dir, P.name, flags, &in), "nd_open_input");
     double c0 = cpu_ms(), t0 = now_ms();
-    int done = read_batches(in, count, c->prefetch, c->buf, c->who, budget_ms > 0 ? t0 + budget_ms : 0);
+    int done =
+        read_batches(in, count, c->prefetch, c->buf, c->who, budget_ms > 0 ? t0 + budget_ms : 0);
     double ms = now_ms() - t0;
     out->cpu = cpu_ms() - c0;
     out->ops = done;
@@ -222,8 +223,10 @@ static int cgroup_make(int64_t limit)
         P.owner = getpid();
         return 0;
     }
-    fprintf(stderr, "\nnd_bench: %s: SKIPPED, NO RESULTS: %s. Run as root on a machine with the "
-                    "memory controller.\n\n", MEM_GROUP, P.cg.error);
+    fprintf(stderr,
+            "\nnd_bench: %s: SKIPPED, NO RESULTS: %s. Run as root on a machine with the "
+            "memory controller.\n\n",
+            MEM_GROUP, P.cg.error);
     if (P.cg.made) {
         P.owner = getpid();
         cgroup_remove();
@@ -305,11 +308,21 @@ static double fio_reads(run_out *out, int probe)
     snprintf(a_engine, sizeof(a_engine), "--ioengine=%s", P.fio_engine);
     snprintf(a_ios, sizeof(a_ios), "--number_ios=%d", P.mem_reads);
     snprintf(a_time, sizeof(a_time), "--runtime=%.0fms", P.mem_run_ms);
-    const char *job[] = {"--name=nd-ltm-limit", a_file, "--readonly", "--rw=randread",
-                         "--bssplit=4k/25:8k/25:12k/25:16k/25", "--blockalign=4k",
-                         probe ? "--direct=1" : "--direct=0", "--invalidate=0", "--iodepth=32",
-                         a_engine, probe ? "--number_ios=256" : a_ios, a_time,
-                         "--norandommap", "--randrepeat=1", NULL};
+    const char *job[] = {"--name=nd-ltm-limit",
+                         a_file,
+                         "--readonly",
+                         "--rw=randread",
+                         "--bssplit=4k/25:8k/25:12k/25:16k/25",
+                         "--blockalign=4k",
+                         probe ? "--direct=1" : "--direct=0",
+                         "--invalidate=0",
+                         "--iodepth=32",
+                         a_engine,
+                         probe ? "--number_ios=256" : a_ios,
+                         a_time,
+                         "--norandommap",
+                         "--randrepeat=1",
+                         NULL};
     fio_result res = {0};
     if (bench_fio_job(job, &res) != 0) {
         fprintf(stderr, "nd_bench: %s: fio failed on %s\n", MEM_GROUP, P.path);
@@ -375,8 +388,8 @@ static void free_ctx(void *vctx)
     free(((pf_ctx *)vctx)->buf);
 }
 
-static row *queue(const char *group, const char *name, const char *baseline, pf_ctx c,
-                  run_fn fn, const char *note)
+static row *queue(const char *group, const char *name, const char *baseline, pf_ctx c, run_fn fn,
+                  const char *note)
 {
     c.buf = aligned_or_die(4096, MAX_BLOCK);
     row *r = bench_row(group, name, baseline);
@@ -405,26 +418,32 @@ static void cold_prefetch_group(bench *b)
     fio_result probe = {0};
     /* one short fio run decides whether the device limit can be had at all */
     if (bench_fio_randread(P.path, 64, P.fio_engine, sizeof(P.fio_engine), &probe) == 0) {
-        snprintf(note, sizeof(note), "fio --rw=randread --bs=4k --direct=1 --iodepth=32 "
-                 "--ioengine=%s, %d reads of the same file", P.fio_engine, P.reads * 4);
+        snprintf(note, sizeof(note),
+                 "fio --rw=randread --bs=4k --direct=1 --iodepth=32 "
+                 "--ioengine=%s, %d reads of the same file",
+                 P.fio_engine, P.reads * 4);
         queue(GROUP, FIO_ROW, cold_rows[0][0], (pf_ctx){0}, run_fio_row, note);
     } else {
         P.fio_engine[0] = '\0';
-        fprintf(stderr, "\nnd_bench: %s: WARNING: fio is missing or failed (scripts/deps.sh "
-                        "installs it): the device's QD32 rate is MISSING from the group\n\n", GROUP);
+        fprintf(stderr,
+                "\nnd_bench: %s: WARNING: fio is missing or failed (scripts/deps.sh "
+                "installs it): the device's QD32 rate is MISSING from the group\n\n",
+                GROUP);
     }
     for (int s = 0; s < 2; s++) {
         uint32_t flags = ND_IO_RANDOM | (s == 0 ? ND_IO_MMAP : 0);
-        snprintf(note, sizeof(note), "%d reads of 4-16 KiB in batches of %d, %lld MiB file evicted "
-                 "before each run, a fresh input each run", P.reads, BATCH, mib);
+        snprintf(note, sizeof(note),
+                 "%d reads of 4-16 KiB in batches of %d, %lld MiB file evicted "
+                 "before each run, a fresh input each run",
+                 P.reads, BATCH, mib);
         queue(GROUP, cold_rows[s][0], s == 0 ? NULL : cold_rows[0][0],
               (pf_ctx){flags, 0, 1, 0, NULL, NULL}, run_pf_row, note);
         queue(GROUP, cold_rows[s][1], cold_rows[s][0], (pf_ctx){flags, 1, 1, 0, NULL, NULL},
               run_pf_row, note);
-        snprintf(note, sizeof(note), "%d reads of 4-16 KiB in batches of %d, %lld MiB file cached%s",
-                 P.warm_reads, BATCH, mib, s == 0 ? ", mapping populated at open" : "");
-        queue(GROUP, warm_rows[s][0], NULL, (pf_ctx){flags, 0, 0, 0, NULL, NULL},
-              run_pf_row, note);
+        snprintf(note, sizeof(note),
+                 "%d reads of 4-16 KiB in batches of %d, %lld MiB file cached%s", P.warm_reads,
+                 BATCH, mib, s == 0 ? ", mapping populated at open" : "");
+        queue(GROUP, warm_rows[s][0], NULL, (pf_ctx){flags, 0, 0, 0, NULL, NULL}, run_pf_row, note);
         queue(GROUP, warm_rows[s][1], warm_rows[s][0], (pf_ctx){flags, 1, 0, 0, NULL, NULL},
               run_pf_row, note);
     }
@@ -492,9 +511,10 @@ static void resident_group(bench *b)
         row *r = bench_row(RES_GROUP, res_rows[i], i == 0 ? NULL : res_rows[0]);
         r->unit = "ns/call";
         r->per_op_ns = 1;
-        snprintf(r->note, sizeof(r->note), "%d calls a run over the %d blocks of 4-16 KiB of the "
-                 "warm rows, %lld MiB file cached (mapped: populated at open)", P.res_calls,
-                 P.warm_reads, (long long)(P.size >> 20));
+        snprintf(r->note, sizeof(r->note),
+                 "%d calls a run over the %d blocks of 4-16 KiB of the "
+                 "warm rows, %lld MiB file cached (mapped: populated at open)",
+                 P.res_calls, P.warm_reads, (long long)(P.size >> 20));
         bench_queue(r, run_res_row, &ctx[i], sizeof(ctx[i]), NULL);
     }
     bench_run_queued(b);
@@ -538,8 +558,10 @@ static void memcg_group(bench *b)
         P.fio_own = 0;
         double peak = run_memcg_row(b, &probe_ctx, &o);
         P.fio_own = (int64_t)peak;
-        fprintf(stderr, "nd_bench: %s: fio holds %.1f MiB of its own: its runs' limit is that "
-                "much higher\n", MEM_GROUP, peak / (1 << 20));
+        fprintf(stderr,
+                "nd_bench: %s: fio holds %.1f MiB of its own: its runs' limit is that "
+                "much higher\n",
+                MEM_GROUP, peak / (1 << 20));
     }
     /* the group's budget shared by every run of every row, warm-up included */
     int nrows = NROWS - !direct - !fio;
@@ -547,19 +569,24 @@ static void memcg_group(bench *b)
     if (P.mem_run_ms < MEM_MIN_RUN_MS)
         P.mem_run_ms = MEM_MIN_RUN_MS;
     char note[240];
-    snprintf(note, sizeof(note), "up to %d reads of 4-16 KiB in batches of %d or %.0f ms a run, "
+    snprintf(note, sizeof(note),
+             "up to %d reads of 4-16 KiB in batches of %d or %.0f ms a run, "
              "%lld MiB file evicted, a memory cgroup (v%d) of the process's own memory + %lld MiB, "
-             "filled with the file's first quarter", P.mem_reads, BATCH, P.mem_run_ms,
-             (long long)(P.size >> 20), P.cg.v2 ? 2 : 1, (long long)(limit >> 20));
+             "filled with the file's first quarter",
+             P.mem_reads, BATCH, P.mem_run_ms, (long long)(P.size >> 20), P.cg.v2 ? 2 : 1,
+             (long long)(limit >> 20));
     for (size_t i = 0; i < NROWS; i++) {
         if (i == DIRECT && !direct) {
-            fprintf(stderr, "nd_bench: %s: no direct row: %s refuses O_DIRECT\n", MEM_GROUP, P.path);
+            fprintf(stderr, "nd_bench: %s: no direct row: %s refuses O_DIRECT\n", MEM_GROUP,
+                    P.path);
             continue;
         }
         if (rows[i].kind == PF_FIO && !fio) {
-            fprintf(stderr, "\nnd_bench: %s: WARNING: fio is missing or failed (scripts/deps.sh "
-                            "installs it): its row is MISSING and the prefetch row's target is "
-                            "not met\n\n", MEM_GROUP);
+            fprintf(stderr,
+                    "\nnd_bench: %s: WARNING: fio is missing or failed (scripts/deps.sh "
+                    "installs it): its row is MISSING and the prefetch row's target is "
+                    "not met\n\n",
+                    MEM_GROUP);
             continue;
         }
         row *r = queue(MEM_GROUP, rows[i].name, i == 0 ? NULL : rows[0].name,
@@ -569,12 +596,16 @@ static void memcg_group(bench *b)
             snprintf(r->also, sizeof(r->also), "%s", FIO_LTM_ROW);
         if (rows[i].kind == PF_FIO) {
             size_t len = strlen(r->note);
-            snprintf(r->note + len, sizeof(r->note) - len, "; fio --direct=0 --iodepth=32 "
-                     "--ioengine=%s --invalidate=0 in the cgroup", P.fio_engine);
+            snprintf(r->note + len, sizeof(r->note) - len,
+                     "; fio --direct=0 --iodepth=32 "
+                     "--ioengine=%s --invalidate=0 in the cgroup",
+                     P.fio_engine);
         }
     }
-    fprintf(stderr, "nd_bench: %s: cgroup %s limited to %lld MiB, up to %d reads or %.0f ms per "
-            "run\n", MEM_GROUP, P.cg.dir, (long long)(limit >> 20), P.mem_reads, P.mem_run_ms);
+    fprintf(stderr,
+            "nd_bench: %s: cgroup %s limited to %lld MiB, up to %d reads or %.0f ms per "
+            "run\n",
+            MEM_GROUP, P.cg.dir, (long long)(limit >> 20), P.mem_reads, P.mem_run_ms);
     bench_run_queued(b);
     cgroup_remove();
 }
@@ -600,8 +631,9 @@ void bench_prefetch(bench *b)
     if (P.dirfd < 0)
         die("open %s: %s", b->dir, strerror(errno));
     if (strcmp(fs_type_name(P.dirfd), "tmpfs") == 0) {
-        fprintf(stderr, "\nnd_bench: %s: ERROR: %s is on tmpfs: nothing is ever evicted to a "
-                        "device; the group has NO RESULTS here. Use --dir on a real disk.\n\n",
+        fprintf(stderr,
+                "\nnd_bench: %s: ERROR: %s is on tmpfs: nothing is ever evicted to a "
+                "device; the group has NO RESULTS here. Use --dir on a real disk.\n\n",
                 GROUP, b->dir);
         close(P.dirfd);
         return;

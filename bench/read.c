@@ -18,20 +18,29 @@
 #include "bench.h"
 
 enum {
-    SEQ_MEMCPY, SEQ_PREAD, SEQ_PREAD_DIRECT, SEQ_ND_BUFFERED, SEQ_ND_BYTES,
-    BYTE_MEMORY, BYTE_WINDOW, BYTE_CALL,
-    RND_MEMCPY, RND_PREAD, RND_ND_BYTES, RND_ND_SEEK
+    SEQ_MEMCPY,
+    SEQ_PREAD,
+    SEQ_PREAD_DIRECT,
+    SEQ_ND_BUFFERED,
+    SEQ_ND_BYTES,
+    BYTE_MEMORY,
+    BYTE_WINDOW,
+    BYTE_CALL,
+    RND_MEMCPY,
+    RND_PREAD,
+    RND_ND_BYTES,
+    RND_ND_SEEK
 };
 
 typedef struct {
     int kind;
-    uint32_t flags;   /* nativedir inputs */
-    size_t chunk;     /* sequential chunk, or random read length */
-    int count;        /* random reads per run */
-    int64_t span;     /* random offsets are taken modulo this (size - chunk + 1) */
-    uint64_t expect;  /* the checksum every run must produce */
+    uint32_t flags;  /* nativedir inputs */
+    size_t chunk;    /* sequential chunk, or random read length */
+    int count;       /* random reads per run */
+    int64_t span;    /* random offsets are taken modulo this (size - chunk + 1) */
+    uint64_t expect; /* the checksum every run must produce */
     uint8_t *buf;
-    int keep_open;    /* open the input once and reuse it: a long-lived reader */
+    int keep_open; /* open the input once and reuse it: a long-lived reader */
     nd_handle kept;
 } read_ctx;
 
@@ -64,11 +73,13 @@ static uint64_t expected(const bench *b, const read_ctx *c)
 {
     uint64_t sum = 0;
     switch (c->kind) {
-    case BYTE_MEMORY: case BYTE_WINDOW:
-        return b->byte_sum;
-    case BYTE_CALL:
-        return byte_sum(0, b->data, (size_t)c->count);
-    case RND_MEMCPY: case RND_PREAD: case RND_ND_BYTES: case RND_ND_SEEK:
+    case BYTE_MEMORY:
+    case BYTE_WINDOW: return b->byte_sum;
+    case BYTE_CALL: return byte_sum(0, b->data, (size_t)c->count);
+    case RND_MEMCPY:
+    case RND_PREAD:
+    case RND_ND_BYTES:
+    case RND_ND_SEEK:
         for (int i = 0; i < c->count; i++)
             sum = fold8(sum, b->data + offset_at(b, c, i));
         return sum;
@@ -128,7 +139,8 @@ static double run_read(bench *b, void *vctx, run_out *out)
             sum = fold8(sum, c->buf);
         }
         break;
-    case SEQ_PREAD: case SEQ_PREAD_DIRECT:
+    case SEQ_PREAD:
+    case SEQ_PREAD_DIRECT:
         for (int64_t off = 0; off < size; off += (int64_t)ck) {
             pread_exact(fd, c->buf, ck, off);
             sum = fold8(sum, c->buf);
@@ -146,9 +158,7 @@ static double run_read(bench *b, void *vctx, run_out *out)
             sum = fold8(sum, c->buf);
         }
         break;
-    case BYTE_MEMORY:
-        sum = byte_sum(0, b->data, (size_t)size);
-        break;
+    case BYTE_MEMORY: sum = byte_sum(0, b->data, (size_t)size); break;
     case BYTE_WINDOW:
         /* what a binding does: one native call per window, plain loads inside it */
         for (int64_t pos = 0; pos < size;) {
@@ -248,7 +258,8 @@ static void queue_sequential(bench *b, const strategy *s, const char *limit, con
     uint32_t flags = s->flags | ND_IO_SEQUENTIAL;
     check_strategy(b, s);
     snprintf(name, sizeof(name), "nd_read_buffered (%s)", s->label);
-    measure_read(b, "ReadSequential", name, limit, ctx_of(SEQ_ND_BUFFERED, flags, b->chunk, 0), note);
+    measure_read(b, "ReadSequential", name, limit, ctx_of(SEQ_ND_BUFFERED, flags, b->chunk, 0),
+                 note);
     snprintf(name, sizeof(name), "nd_read_bytes (%s)", s->label);
     measure_read(b, "ReadSequential", name, limit, ctx_of(SEQ_ND_BYTES, flags, b->chunk, 0), note);
 }
@@ -329,8 +340,8 @@ void bench_read_random(bench *b)
              * count's time so the ratio stays comparable */
             c.count = b->direct_random < n ? b->direct_random : n;
             snprintf(note, sizeof(note),
-                     "%d reads measured, time scaled to %d; each read goes to the device",
-                     c.count, n);
+                     "%d reads measured, time scaled to %d; each read goes to the device", c.count,
+                     n);
             row *r = measure_read(b, g, name, limit, c, note);
             r->scale = (double)n / c.count;
         } else {

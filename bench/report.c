@@ -217,11 +217,12 @@ void bench_print_table(const bench *b)
     const char *group = "";
     double load[1] = {0};
     getloadavg(load, 1);
-    printf("\nnativedir C benchmark: %lld MiB file on %s (%s), %d runs + 1 warm-up, times in ms,\n"
-           "load average %.2f. ratio = median / baseline median; paired = median of per-round\n"
-           "ratios, what a target on a ratio is judged on; cpu = CPU ms of the timed part, cpu-rat\n"
-           "its ratio (immune to waiting for a CPU)\n",
-           (long long)(b->size >> 20), b->work, b->fs_type, b->runs, load[0]);
+    printf(
+        "\nnativedir C benchmark: %lld MiB file on %s (%s), %d runs + 1 warm-up, times in ms,\n"
+        "load average %.2f. ratio = median / baseline median; paired = median of per-round\n"
+        "ratios, what a target on a ratio is judged on; cpu = CPU ms of the timed part, cpu-rat\n"
+        "its ratio (immune to waiting for a CPU)\n",
+        (long long)(b->size >> 20), b->work, b->fs_type, b->runs, load[0]);
     printf("CPU speeds at a spin loop, relative to the fastest (start / end of the run):");
     for (int c = 0; c < b->ncpus; c++)
         printf(" %d: %.2f / %.2f", c, b->cpu_speed[0][c], b->cpu_speed[1][c]);
@@ -264,7 +265,10 @@ void bench_print_table(const bench *b)
         double cpu = r->unit != NULL && !r->per_op_ns ? r->cpu_us_per_op : r->cpu_median;
         printf("  %-50s %9.2f %9.2f %9.2f %7s %7s %9.2f %7s %-21s %s%s\n", r->name, r->median,
                r->min, r->max, ratio, paired, cpu, cratio, r->target,
-               r->met < 0 ? "" : r->met ? "yes" : "NO", extra);
+               r->met < 0 ? ""
+               : r->met   ? "yes"
+                          : "NO",
+               extra);
     }
     fflush(stdout);
 }
@@ -410,7 +414,9 @@ int bench_write_json(const bench *b, const char *path)
         fputs("], \"target\": ", f);
         json_str_or_null(f, r->target);
         fprintf(f, ", \"met\": %s, \"alloc_bytes\": null, \"cached_pct\": ",
-                r->met < 0 ? "null" : r->met ? "true" : "false");
+                r->met < 0 ? "null"
+                : r->met   ? "true"
+                           : "false");
         json_num(f, r->cached_pct);
         fputs(", \"speedup\": ", f);
         json_num(f, strcmp(r->group, "ConcurrentCloneReads") == 0 ? r->speedup : NOT_SET);
@@ -431,7 +437,10 @@ int bench_write_json(const bench *b, const char *path)
             json_num(f, r->also_paired);
             fputs(", \"target\": ", f);
             json_str_or_null(f, r->also_target);
-            fprintf(f, ", \"met\": %s}]", r->also_met < 0 ? "null" : r->also_met ? "true" : "false");
+            fprintf(f, ", \"met\": %s}]",
+                    r->also_met < 0 ? "null"
+                    : r->also_met   ? "true"
+                                    : "false");
         }
         fputs(", \"note\": ", f);
         json_str_or_null(f, r->note);

@@ -47,7 +47,15 @@
 #define URING_OTHER_ROW "nd_ring io_uring QD32, other CPU"
 #define THREADS_ROW "nd_ring threads QD32 (ND_RING_FORCE_THREADS)"
 
-enum { RING_FIO, RING_FIO_REG, RING_PREAD, RING_ND_SYNC, RING_URING, RING_URING_FREE, RING_THREADS };
+enum {
+    RING_FIO,
+    RING_FIO_REG,
+    RING_PREAD,
+    RING_ND_SYNC,
+    RING_URING,
+    RING_URING_FREE,
+    RING_THREADS
+};
 
 /* Where the disk's interrupts went while find_irq_cpu's reads ran. */
 typedef struct {
@@ -58,7 +66,7 @@ typedef struct {
 
 /* What every row of the group shares. */
 static struct {
-    char name[64];       /* the file, in b->dir: kept between runs (1 GiB takes seconds) */
+    char name[64]; /* the file, in b->dir: kept between runs (1 GiB takes seconds) */
     char path[4200];
     int dirfd;
     nd_handle nd_dir;
@@ -115,7 +123,8 @@ static int file_is_ready(const bench *b)
     uint8_t *buf = aligned_or_die(BLOCK, BLOCK);
     int64_t blocks = b->ring_size / BLOCK;
     for (int i = 0; ok && i < 16; i++) {
-        int64_t off = (i == 15 ? blocks - 1 : (int64_t)(pattern_word(i) % (uint64_t)blocks)) * BLOCK;
+        int64_t off =
+            (i == 15 ? blocks - 1 : (int64_t)(pattern_word(i) % (uint64_t)blocks)) * BLOCK;
         ok = pread(fd, buf, BLOCK, off) == BLOCK && block_ok(buf, off, 1);
     }
     free(buf);
@@ -129,12 +138,14 @@ static int make_file(const bench *b)
 {
     if (file_is_ready(b))
         return 0;
-    fprintf(stderr, "nd_bench: RingRandomQD32: writing %s (%lld MiB, O_DIRECT, kept for later runs)\n",
+    fprintf(stderr,
+            "nd_bench: RingRandomQD32: writing %s (%lld MiB, O_DIRECT, kept for later runs)\n",
             R.path, (long long)(b->ring_size >> 20));
     int fd = openat(R.dirfd, R.name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_DIRECT, 0644);
     if (fd < 0 && errno == EINVAL) {
-        fprintf(stderr, "\nnd_bench: RingRandomQD32: ERROR: %s refuses O_DIRECT; the group measures "
-                        "direct reads only and has NO RESULTS here. Use --dir on a real disk.\n\n",
+        fprintf(stderr,
+                "\nnd_bench: RingRandomQD32: ERROR: %s refuses O_DIRECT; the group measures "
+                "direct reads only and has NO RESULTS here. Use --dir on a real disk.\n\n",
                 b->dir);
         return -1;
     }
@@ -239,7 +250,7 @@ int bench_fio_job(const char *const *job, fio_result *res)
         res->iops = json_number_after(read_obj, "iops");
         res->total_ios = json_number_after(read_obj, "total_ios");
         double runtime = json_number_after(read_obj, "runtime"); /* ms */
-        double usr = json_number_after(read_obj, "usr_cpu");    /* % of runtime */
+        double usr = json_number_after(read_obj, "usr_cpu");     /* % of runtime */
         double sys = json_number_after(read_obj, "sys_cpu");
         res->cpu_ms = runtime > 0 && usr >= 0 && sys >= 0 ? (usr + sys) / 100 * runtime : 0;
     }
@@ -260,9 +271,10 @@ static int run_fio_once(const char *path, const char *engine, int registered, in
     /* the same work as the ring rows: count 4 KiB direct reads at random
      * 4 KiB-aligned offsets of the whole file, 32 in flight; the offsets may
      * repeat (norandommap) as ours do; the same seed every run, as ours */
-    const char *job[] = {"--name=nd-ring-limit", a_file, "--readonly", "--rw=randread",
-                         "--bs=4k", "--direct=1", "--iodepth=32", a_engine, a_ios,
-                         "--norandommap", "--randrepeat=1", NULL, NULL};
+    const char *job[] = {
+        "--name=nd-ring-limit", a_file,         "--readonly", "--rw=randread", "--bs=4k",
+        "--direct=1",           "--iodepth=32", a_engine,     a_ios,           "--norandommap",
+        "--randrepeat=1",       NULL,           NULL};
     /* registered files, as the ring's io_uring backend uses them; no fixed
      * buffers (the ring reads into the caller's memory) and no SQ polling */
     if (registered)
@@ -316,8 +328,9 @@ static nd_handle open_direct(void)
     nd_handle in;
     /* REQUIRE_DIRECT: a file system without O_DIRECT fails here, loudly,
      * instead of measuring buffered reads under a direct-I/O label */
-    nd_check(nd_open_input(R.nd_dir, R.name, ND_IO_MERGE | ND_IO_REQUIRE_DIRECT | ND_IO_RANDOM, &in),
-             "nd_open_input(ND_IO_MERGE | ND_IO_REQUIRE_DIRECT)");
+    nd_check(
+        nd_open_input(R.nd_dir, R.name, ND_IO_MERGE | ND_IO_REQUIRE_DIRECT | ND_IO_RANDOM, &in),
+        "nd_open_input(ND_IO_MERGE | ND_IO_REQUIRE_DIRECT)");
     if (nd_input_strategy(in) != ND_STRATEGY_DIRECT)
         die("RingRandomQD32: the ND_IO_MERGE input is not direct (strategy %d)",
             nd_input_strategy(in));
@@ -375,7 +388,9 @@ static double run_ring_row(bench *b, void *vctx, run_out *out)
         in = open_direct();
         who = "nd_read_bytes";
         break;
-    case RING_URING: case RING_URING_FREE: case RING_THREADS:
+    case RING_URING:
+    case RING_URING_FREE:
+    case RING_THREADS:
         in = open_direct();
         nd_check(nd_ring_open(QD, c->kind == RING_THREADS ? ND_RING_FORCE_THREADS : 0, &ring),
                  "nd_ring_open");
@@ -408,9 +423,7 @@ static double run_ring_row(bench *b, void *vctx, run_out *out)
             check_block(c->bufs, R.offsets[i], i == 0, who);
         }
         break;
-    default:
-        ring_loop(ring, in, c, who);
-        break;
+    default: ring_loop(ring, in, c, who); break;
     }
     double ms = now_ms() - t0;
     out->cpu = process_cpu_ms() - c0;
@@ -530,8 +543,9 @@ static irq_place find_irq_cpu(int reads)
         }
     }
     if (at.cpu < 0) { /* unknown: the lowest CPU, as before, and no second pair */
-        fprintf(stderr, "nd_bench: RingRandomQD32: could not tell which CPU takes the disk's "
-                        "interrupts (/proc/interrupts); the rows set against fio run on CPU %d\n",
+        fprintf(stderr,
+                "nd_bench: RingRandomQD32: could not tell which CPU takes the disk's "
+                "interrupts (/proc/interrupts); the rows set against fio run on CPU %d\n",
                 first);
         at.cpu = first;
         at.other = -1;
@@ -576,8 +590,9 @@ void bench_ring(bench *b)
         die("open %s: %s", b->dir, strerror(errno));
     if (strcmp(fs_type_name(R.dirfd), "tmpfs") == 0) {
         /* newer kernels accept O_DIRECT on tmpfs, but there it copies memory */
-        fprintf(stderr, "\nnd_bench: RingRandomQD32: ERROR: %s is on tmpfs: there is no device to "
-                        "measure; the group has NO RESULTS here. Use --dir on a real disk.\n\n",
+        fprintf(stderr,
+                "\nnd_bench: RingRandomQD32: ERROR: %s is on tmpfs: there is no device to "
+                "measure; the group has NO RESULTS here. Use --dir on a real disk.\n\n",
                 b->dir);
         close(R.dirfd);
         return;
@@ -630,32 +645,41 @@ void bench_ring(bench *b)
              n1, mib, where);
     queue_row(PREAD_ROW, NULL, RING_PREAD, n1, cpu, NULL, note);
     queue_row("nd_read_bytes (ND_IO_MERGE) QD1", PREAD_ROW, RING_ND_SYNC, n1, cpu, FIO_ROW, note);
-    snprintf(note, sizeof(note), "%d reads of 4 KiB, 32 in flight (a slot is refilled as soon as "
-             "it is reaped), %lld MiB file, O_DIRECT; %s, as fio", n32, mib, where);
+    snprintf(note, sizeof(note),
+             "%d reads of 4 KiB, 32 in flight (a slot is refilled as soon as "
+             "it is reaped), %lld MiB file, O_DIRECT; %s, as fio",
+             n32, mib, where);
     queue_row(URING_ROW, PREAD_ROW, RING_URING, n32, cpu, FIO_REG_ROW, note);
     /* no target: the ring as an application runs it, its own thread and the
      * caller wherever the scheduler puts them (fio stays on one CPU; the CPU
      * column says what each spent) */
-    snprintf(note, sizeof(note), "the row above with the caller and the ring's thread on any CPU "
-             "(not pinned); %d reads, %lld MiB file, O_DIRECT", n32, mib);
+    snprintf(note, sizeof(note),
+             "the row above with the caller and the ring's thread on any CPU "
+             "(not pinned); %d reads, %lld MiB file, O_DIRECT",
+             n32, mib);
     queue_row(URING_FREE_ROW, PREAD_ROW, RING_URING_FREE, n32, -1, FIO_REG_ROW, note);
     /* no target: the pair again on a CPU that does not take the interrupts,
      * where every completion wakes a thread from the other CPU */
     if (have_fio && other >= 0) {
         snprintf(note, sizeof(note), "fio with registered files as above, on CPU %d", other);
         queue_row(FIO_OTHER_ROW, PREAD_ROW, RING_FIO_REG, n32, other, NULL, note);
-        snprintf(note, sizeof(note), "the io_uring row on CPU %d, set against fio on CPU %d: the "
+        snprintf(note, sizeof(note),
+                 "the io_uring row on CPU %d, set against fio on CPU %d: the "
                  "disk's interrupts reach another CPU, so each burst of completions wakes this "
-                 "one's threads from there (no target)", other, other);
+                 "one's threads from there (no target)",
+                 other, other);
         queue_row(URING_OTHER_ROW, PREAD_ROW, RING_URING, n32, other, FIO_OTHER_ROW, note);
     }
     /* the pool has a couple of threads, so it runs near QD1 speed: the shorter
      * count keeps the group's time down; the rate is what is compared */
-    snprintf(note, sizeof(note), "%d reads of 4 KiB, 32 in flight in the ring (the pool's few "
-             "threads serve them), %lld MiB file, O_DIRECT", n1, mib);
+    snprintf(note, sizeof(note),
+             "%d reads of 4 KiB, 32 in flight in the ring (the pool's few "
+             "threads serve them), %lld MiB file, O_DIRECT",
+             n1, mib);
     queue_row(THREADS_ROW, PREAD_ROW, RING_THREADS, n1, -1, FIO_ROW, note);
-    fprintf(stderr, "nd_bench: RingRandomQD32: %lld MiB file %s, O_DIRECT, %d reads at QD1 and "
-                    "%d at QD32 per run\n",
+    fprintf(stderr,
+            "nd_bench: RingRandomQD32: %lld MiB file %s, O_DIRECT, %d reads at QD1 and "
+            "%d at QD32 per run\n",
             (long long)(b->ring_size >> 20), R.path, n1, n32);
     bench_run_queued(b);
 
@@ -664,14 +688,16 @@ void bench_ring(bench *b)
         snprintf(fio->note, sizeof(fio->note),
                  "fio --rw=randread --bs=4k --direct=1 --iodepth=32 --ioengine=%s "
                  "--number_ios=%d on the same file (its own random offsets); cpu from fio's "
-                 "usr_cpu + sys_cpu; %s", R.fio_engine, n32, where);
+                 "usr_cpu + sys_cpu; %s",
+                 R.fio_engine, n32, where);
     row *fio_reg = bench_find("RingRandomQD32", FIO_REG_ROW);
     if (fio_reg != NULL)
         snprintf(fio_reg->note, sizeof(fio_reg->note),
                  "the row above with --registerfiles=1 (%s), as the ring registers its files; "
                  "no --fixedbufs (the ring reads into the caller's buffers), no --sqthread_poll",
-                 strcmp(R.fio_engine, "io_uring") == 0 ? "io_uring"
-                                                       : "NOT registered: libaio has no such option");
+                 strcmp(R.fio_engine, "io_uring") == 0
+                     ? "io_uring"
+                     : "NOT registered: libaio has no such option");
     free(R.offsets);
     R.offsets = NULL;
     nd_check(nd_close(R.nd_dir), "nd_close(dir)");

@@ -18,7 +18,7 @@ typedef struct {
     uint32_t flags; /* nativedir outputs */
     int sync;
     size_t chunk;
-    row *r;         /* whose note names the strategy nativedir chose */
+    row *r; /* whose note names the strategy nativedir chose */
 } write_ctx;
 
 static void write_all(int fd, const uint8_t *p, size_t len)

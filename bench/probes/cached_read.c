@@ -105,7 +105,8 @@ int main(int argc, char **argv)
     for (int w = 0; w < WAYS; w++) {
         qsort(t[w], (size_t)rounds, sizeof(double), cmp_double);
         qsort(ratio[w], (size_t)rounds, sizeof(double), cmp_double);
-        printf("%-20s median %8.2f ms (%6.0f ns/read)  per-round ratio to pread %.3f (p10 %.3f, p90 %.3f)\n",
+        printf("%-20s median %8.2f ms (%6.0f ns/read)  per-round ratio to pread %.3f (p10 %.3f, "
+               "p90 %.3f)\n",
                names[w], t[w][rounds / 2], t[w][rounds / 2] * 1e6 / (double)(len / BLOCK),
                ratio[w][rounds / 2], ratio[w][rounds / 10], ratio[w][rounds - 1 - rounds / 10]);
     }

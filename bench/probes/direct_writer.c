@@ -221,12 +221,9 @@ int main(int argc, char **argv)
     static const struct {
         const char *name;
         void (*run)(void);
-    } ways[] = {{"raw", way_raw},
-                {"sync+cpu", way_sync},
-                {"thread+cpu", way_thread},
-                {"thread+cpu, 2 queued", way_thread2},
-                {"uring+cpu", way_uring},
-                {"uring+cpu, preallocated", way_uring_prealloc}};
+    } ways[] = {{"raw", way_raw},           {"sync+cpu", way_sync},
+                {"thread+cpu", way_thread}, {"thread+cpu, 2 queued", way_thread2},
+                {"uring+cpu", way_uring},   {"uring+cpu, preallocated", way_uring_prealloc}};
     enum { WAYS = sizeof(ways) / sizeof(ways[0]) };
     static double t[WAYS][MAX_ROUNDS];
     for (int r = -1; r < rounds; r++) /* round -1 warms up, untimed */
@@ -237,8 +234,8 @@ int main(int argc, char **argv)
             if (r >= 0)
                 t[k][r] = now_ms() - t0;
         }
-    printf("64 MiB in 1 MiB O_DIRECT writes + fsync, %d rounds, %.0f us of CPU per write\n",
-           rounds, cpu_us);
+    printf("64 MiB in 1 MiB O_DIRECT writes + fsync, %d rounds, %.0f us of CPU per write\n", rounds,
+           cpu_us);
     for (int k = 0; k < WAYS; k++) {
         double ratio[MAX_ROUNDS];
         for (int r = 0; r < rounds; r++)

@@ -96,7 +96,8 @@ static double run(int fd, const int64_t *offs, int reads, int way, uint8_t *bufs
         if ((rc = io_uring_wait_cqe(&ring, &cqe)) < 0)
             die("io_uring_wait_cqe", -rc);
         unsigned head, seen = 0;
-        io_uring_for_each_cqe(&ring, head, cqe) {
+        io_uring_for_each_cqe(&ring, head, cqe)
+        {
             if (cqe->res != BLOCK)
                 die("read", cqe->res < 0 ? -cqe->res : EIO);
             free_slots[nfree++] = (uint32_t)io_uring_cqe_get_data64(cqe);

@@ -121,9 +121,8 @@ static void log_rec(uint32_t type, uint32_t flags, uint64_t a, uint64_t b, const
 
 static inode *get(fuse_ino_t ino)
 {
-    return ino > 0 && ino < n_inodes && inodes[ino] != NULL && inodes[ino]->kind != 0
-               ? inodes[ino]
-               : NULL;
+    return ino > 0 && ino < n_inodes && inodes[ino] != NULL && inodes[ino]->kind != 0 ? inodes[ino]
+                                                                                      : NULL;
 }
 
 static void now(struct timespec *t)
@@ -816,8 +815,8 @@ static void fs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
         st.st_ino = l->ents[i].ino;
         inode *in = get(l->ents[i].ino);
         st.st_mode = in != NULL ? type_bits(in) : S_IFDIR;
-        size_t need = fuse_add_direntry(req, buf + used, size - used, l->ents[i].name, &st,
-                                        (off_t)(i + 1));
+        size_t need =
+            fuse_add_direntry(req, buf + used, size - used, l->ents[i].name, &st, (off_t)(i + 1));
         if (need > size - used)
             break;
         used += need;

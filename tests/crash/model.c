@@ -27,8 +27,8 @@
 struct cm_log {
     cm_op *ops;
     size_t n, cap;
-    uint8_t *raw;     /* a loaded log's bytes; payloads point into it */
-    char **owned;     /* names and, for hand-built logs, payloads */
+    uint8_t *raw; /* a loaded log's bytes; payloads point into it */
+    char **owned; /* names and, for hand-built logs, payloads */
     size_t n_owned, cap_owned;
 };
 
@@ -131,8 +131,8 @@ cm_log *cm_log_load(const char *path, char *err, size_t errcap)
         at += sizeof(r);
         uint64_t need = (uint64_t)r.name1_len + r.name2_len + r.len;
         if (need > size - at || r.type < CL_CREATE || r.type > CL_MARK) {
-            snprintf(err, errcap, "%s: truncated or malformed record (type %u) at byte %zu", path, r.type,
-                     at - sizeof(r));
+            snprintf(err, errcap, "%s: truncated or malformed record (type %u) at byte %zu", path,
+                     r.type, at - sizeof(r));
             cm_log_free(log);
             return NULL;
         }
@@ -364,8 +364,7 @@ int cm_apply(cm_model *m, const cm_op *op)
         if (d == NULL)
             return -1;
         if (node(m, op->b) != NULL || op->b == 0)
-            return fail(m, "create '%s': inode %llu reused", op->name1,
-                        (unsigned long long)op->b);
+            return fail(m, "create '%s': inode %llu reused", op->name1, (unsigned long long)op->b);
         if (ments_find(&d->live_ents, op->name1) != NULL)
             return fail(m, "create '%s': the name exists", op->name1);
         int kind = (int)op->flags;
@@ -449,8 +448,7 @@ int cm_apply(cm_model *m, const cm_op *op)
     case CL_TRUNCATE: {
         minode *in = node(m, op->a);
         if (in == NULL || in->kind != CL_KIND_FILE)
-            return fail(m, "truncate: inode %llu is not a known file",
-                        (unsigned long long)op->a);
+            return fail(m, "truncate: inode %llu is not a known file", (unsigned long long)op->a);
         set_len(&in->live, &in->llen, &in->lcap, (size_t)op->b);
         in->last_write = NULL;
         return 0;
@@ -669,8 +667,8 @@ const uint8_t *cm_live_data(const cm_model *m, uint64_t ino, size_t *len)
 
 /* ---- torn writes ---- */
 
-static void reach(cm_model *m, uint64_t ino, int depth, uint64_t *inos, uint64_t *ends,
-                  size_t cap, size_t *count)
+static void reach(cm_model *m, uint64_t ino, int depth, uint64_t *inos, uint64_t *ends, size_t cap,
+                  size_t *count)
 {
     minode *in = node(m, ino);
     if (in == NULL || in->stamp == m->stamp || depth > 64)

@@ -53,7 +53,8 @@ static void op(run *r, uint32_t type, uint32_t flags, uint64_t a, uint64_t b, co
         fail_msg("apply: %s", cm_model_error(r->m));
 }
 
-#define CREATE(r, parent, ino, name) op(r, CL_CREATE, CL_KIND_FILE, parent, ino, name, NULL, NULL, 0)
+#define CREATE(r, parent, ino, name)                                                               \
+  op(r, CL_CREATE, CL_KIND_FILE, parent, ino, name, NULL, NULL, 0)
 #define MKDIR(r, parent, ino, name) op(r, CL_CREATE, CL_KIND_DIR, parent, ino, name, NULL, NULL, 0)
 #define WRITE(r, ino, off, s) op(r, CL_WRITE, 0, ino, off, NULL, NULL, s, strlen(s))
 #define FSYNC(r, ino) op(r, CL_FSYNC, 0, ino, 0, NULL, NULL, NULL, 0)
