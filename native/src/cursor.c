@@ -234,7 +234,7 @@ static int32_t nd_read_byte_buffered_impl(nd_handle input)
             rc = in->file->map[in->start + in->pos++];
         } else {
             int64_t at = in->start + in->pos;
-            size_t avail;
+            size_t avail = 0;
             rc = buffer_fill(in, at, &avail);
             if (rc == ND_OK) {
                 rc = in->buf[at - in->buf_start];
@@ -274,7 +274,7 @@ static ND_HOT int32_t cursor_read(nd_input *in, int64_t pos, void *dst, int64_t 
                 in->buf_len > 0 && at >= in->buf_start && at < in->buf_start + (int64_t)in->buf_len;
             if (!held && (uint64_t)left >= big)
                 break;
-            size_t avail;
+            size_t avail = 0;
             rc = buffer_fill(in, at, &avail);
             if (rc == ND_OK) {
                 size_t n = avail < (size_t)left ? avail : (size_t)left;

@@ -132,7 +132,7 @@ nd_handle nd__handle_publish(uint32_t index, nd_kind kind, nd_object *obj)
 
 int32_t nd__handle_new(nd_kind kind, nd_object *obj, nd_handle *out)
 {
-    uint32_t index;
+    uint32_t index = 0;
     int32_t rc = nd__handle_reserve(&index);
     if (rc == ND_OK)
         *out = nd__handle_publish(index, kind, obj);
@@ -150,6 +150,16 @@ static ND_HOT slot *decode(nd_handle h, uint32_t *gen, uint32_t *kind)
     *gen = (uint32_t)((u >> GEN_SHIFT) & GEN_MASK);
     *kind = (uint32_t)((u >> KIND_SHIFT) & KIND_MASK);
     return slot_at(index1 - 1);
+}
+
+/* The slot of a handle its caller holds a reference to: nd__handle_get
+ * decoded it once, so it is well formed and its chunk exists (chunks are never
+ * freed while the library is loaded). */
+static ND_HOT slot *held_slot(nd_handle h, uint32_t *index)
+{
+    *index = (uint32_t)((uint64_t)h & ((1u << SLOT_BITS) - 1)) - 1;
+    slot *c = atomic_load_explicit(&chunks[*index / CHUNK_SLOTS], memory_order_acquire);
+    return &c[*index % CHUNK_SLOTS];
 }
 
 /* A kind with its article, for "handle 5 is an input, not a directory". */
@@ -231,11 +241,11 @@ static void pin_only(nd_handle h, slot *s, uint64_t st);
 
 ND_HOT void nd__handle_put(nd_handle h)
 {
-    uint32_t gen, kind;
-    slot *s = decode(h, &gen, &kind);
+    uint32_t index;
+    slot *s = held_slot(h, &index);
     uint64_t prev = atomic_fetch_sub_explicit(&s->state, 1, memory_order_acq_rel);
     if (ST_REFS(prev) == 1)
-        release_slot(s, (uint32_t)(((uint64_t)h & ((1u << SLOT_BITS) - 1)) - 1));
+        release_slot(s, index);
     else if (ND_UNLIKELY(ST_REFS(prev) == 2 &&
                          (prev & (ST_CLOSED | ST_PINNED | ST_PIN_ONLY)) == (ST_CLOSED | ST_PINNED)))
         pin_only(h, s, prev - 1); /* this put left the pin alone on a closed handle */
@@ -259,8 +269,8 @@ static void pin_only(nd_handle h, slot *s, uint64_t st)
 
 void nd__handle_pin(nd_handle h)
 {
-    uint32_t gen, kind;
-    slot *s = decode(h, &gen, &kind);
+    uint32_t index;
+    slot *s = held_slot(h, &index);
     uint64_t st = atomic_load_explicit(&s->state, memory_order_relaxed);
     for (;;) {
         if (st & ST_PINNED) { /* the last window's pin: its reader moved on */
@@ -286,8 +296,8 @@ void nd__handle_pin(nd_handle h)
 
 int nd__handle_unpin(nd_handle h)
 {
-    uint32_t gen, kind;
-    slot *s = decode(h, &gen, &kind);
+    uint32_t index;
+    slot *s = held_slot(h, &index);
     uint64_t prev = atomic_fetch_and_explicit(&s->state, ~ST_PINNED, memory_order_acq_rel);
     if (!(prev & ST_PINNED))
         return 0;
