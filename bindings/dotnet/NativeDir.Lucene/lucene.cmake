@@ -122,3 +122,6 @@ add_test(NAME dotnet_lucene_nativeaot_smoke
           ${SRC}/NativeDir.Lucene.AotSmoke/NativeDir.Lucene.AotSmoke.csproj
           ${ND_DOTNET_DIR}/lucene-aot ${ND_DOTNET_PROPS})
 set_tests_properties(dotnet_lucene_nativeaot_smoke PROPERTIES TIMEOUT 900)
+
+# Lucene.NET's commits at every power cut, on the crash-model file system (tests/crash)
+include(${PROJECT_SOURCE_DIR}/tests/crash/lucene/crash_lucene.cmake)
