@@ -4,14 +4,20 @@ in a results directory into one Markdown report and one chart.
 
     /usr/bin/python3 bench/runner.py [RESULTS_DIR]     (default $ND_BENCH_OUT or build/bench/results)
 
-Writes RESULTS_DIR/report.md (one table per group) and RESULTS_DIR/chart.png
-(one panel per group: each row's ratio to its baseline, drawn with gnuplot),
-and prints the tables. Standard library only: it runs on Debian's python3.
+Writes RESULTS_DIR/report.md, RESULTS_DIR/summary.png and RESULTS_DIR/chart.png
+(drawn with gnuplot) and prints the report. The report starts with the summary:
+per runtime (C, .NET, Lucene.NET, Mono, Java, Python) and job (sequential, byte,
+random, async, cold, larger than memory, search, indexing) the headline ratio of
+nativedir to that runtime's best built-in, with its target (summary.png beside
+it adds the Lucene.NET memory-limit curves); then every row that missed its
+target with its rounds; then one table per group. chart.png is the detail: one
+panel per group, each row's ratio to its baseline. Standard library only: it runs on Debian's python3.
 Exit status 1 if a results file is unreadable or the chart cannot be drawn;
 everything readable is still reported.
 """
 import json
 import math
+import re
 import os
 import shutil
 import subprocess
@@ -23,6 +29,19 @@ REQUIRED = ("group", "name", "median")
 # rate / the baseline's, so higher is better, the other way round from times.
 RATE_UNITS = ("IOPS", "ops/s", "q/s", "docs/s", "MiB/s", "MB/s", "GiB/s")
 SUITE_ORDER = ("c", "dotnet", "java", "python")
+# The summary's runtimes (suite -> label) and jobs (label -> the groups that measure it, the
+# first with a headline row wins). A suite's rows of group "Mono<Group>" count as <Group>.
+RUNTIMES = (("c", "C"), ("dotnet", ".NET"), ("lucene", "Lucene.NET"), ("lucene-mono", "Mono"),
+            ("java", "Java"), ("python", "Python"))
+JOBS = (("sequential", ("ReadSequential",)),
+        ("byte", ("ReadByteSequential",)),
+        ("random", ("ReadRandom", "ReadMapped")),
+        ("async", ("RingCachedQD32", "ReadAsync4K", "RingRandomQD32")),
+        ("cold", ("ColdPrefetch", "RingRandomQD32")),
+        ("larger than memory", ("LargerThanMemory", "SearchLargerThanMemory")),
+        ("search", ("ParallelSearch",)),
+        ("indexing", ("Indexing", "SearchWhileMerging")))
+LTM_GROUP = "SearchLargerThanMemory"
 
 
 class Problem(Exception):
@@ -99,8 +118,38 @@ def cell(text):
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def extras(r, shared_note=None):
+def round_ratios(r, rows):
+    """(the per-round ratios of r to its baseline, or r's own rounds, how they were taken): a
+    round's ratio is r's figure in that round over its baseline's in the same round."""
+    mine = [v for v in r.get("rounds") or [] if isinstance(v, (int, float))]
+    if not mine:
+        return None, "no rounds recorded"
+    base = next((b for b in rows if b.get("suite") == r.get("suite")
+                 and b.get("name") == r.get("baseline")), None)
+    theirs = [v for v in (base or {}).get("rounds") or [] if isinstance(v, (int, float))]
+    if len(theirs) == len(mine) and all(v > 0 for v in theirs):
+        return [a / b for a, b in zip(mine, theirs)], "ratio"
+    return mine, r.get("unit", "ms")
+
+
+def rounds_text(r, rows):
+    """A missed row's rounds: each round's ratio, their median and spread."""
+    values, kind = round_ratios(r, rows)
+    if values is None:
+        return kind
+    med = sorted(values)[len(values) // 2] if len(values) % 2 else \
+        sum(sorted(values)[len(values) // 2 - 1:len(values) // 2 + 1]) / 2
+    what = "rounds' ratios" if kind == "ratio" else "rounds (%s; the baseline has none)" % kind
+    digits = 3 if kind == "ratio" or max(abs(v) for v in values) < 100 else 0
+    return "%s %s; median %s, spread %s–%s" % (
+        what, " ".join(num(v, digits) for v in values), num(med, digits),
+        num(min(values), digits), num(max(values), digits))
+
+
+def extras(r, shared_note=None, rows=None):
     parts = []
+    if r.get("met") is False and rows is not None:
+        parts.append("missed: " + rounds_text(r, rows))
     if isinstance(r.get("cached_pct"), (int, float)):
         parts.append("%.1f%% of the file cached" % r["cached_pct"])
     if isinstance(r.get("ratio_paired"), (int, float)):
@@ -134,8 +183,129 @@ def extras(r, shared_note=None):
     return "; ".join(parts)
 
 
-def markdown(suites, groups):
+def parse_target(text):
+    """(operator, number) of a target's first comparison ("<= 1.1 (per-round)", ">= 1.2x ...")."""
+    m = re.search(r"([<>]=?)\s*([0-9]*\.?[0-9]+)(?!\s*(?:[KMG]?i?B|ns|µs|us|ms|s)\b)(?![0-9.])",
+                  str(text or ""))
+    return (m.group(1), float(m.group(2))) if m else (None, None)
+
+
+def speed_of(r):
+    """How many times the baseline's speed a row reaches (higher is better): a rate's ratio, a
+    time's inverse; judged as the target is, on the per-round ratio where there is one."""
+    v = r.get("ratio_paired")
+    if not isinstance(v, (int, float)) or isinstance(v, bool) or v <= 0:
+        v = ratio_of(r)
+    if v is None or v <= 0:
+        return None
+    return v if is_rate(r) else 1.0 / v
+
+
+def target_speed(r):
+    """The target in the terms of speed_of: ">= N" is a speed already (a rate's ratio, or a
+    time's row saying ">= 1.2x qps"), "<= N" a time's ratio to invert."""
+    op, v = parse_target(r.get("target"))
+    if op is None or v <= 0:
+        return None
+    return v if op.startswith(">") else 1.0 / v
+
+
+def headlines(suites):
+    """The summary's cells: per runtime and job, the row that says how nativedir does against
+    that runtime's own best: a row marked "headline", else the first row of the job's groups
+    with a target on a ratio (a baseline row and a target that is no ratio do not count)."""
+    cells = []
+    for suite, runtime in RUNTIMES:
+        rows = [r for s in suites if s["suite"] == suite for r in s["results"]]
+        if suite == "lucene-mono":
+            rows = [dict(r, group=r["group"][4:]) if r["group"].startswith("Mono") else r
+                    for r in rows]
+        for job, group_names in JOBS:
+            pick = None
+            for g in group_names:
+                cand = [r for r in rows if r["group"] == g and r.get("baseline") is not None
+                        and speed_of(r) is not None]
+                judged = [r for r in cand if r.get("met") is not None
+                          and target_speed(r) is not None]
+                # memory-limited rows: the tightest limit with a target is the job's point
+                judged.sort(key=lambda r: -r["limit_pct"] if isinstance(r.get("limit_pct"), (
+                    int, float)) else 0, reverse=True)
+                pick = next((r for r in cand if r.get("headline")), None) or next(
+                    iter(judged), None)
+                if pick is not None:
+                    break
+            if pick is not None:
+                cells.append({"runtime": runtime, "suite": suite, "job": job, "row": pick,
+                              "speed": speed_of(pick), "target": target_speed(pick),
+                              "met": pick.get("met")})
+    return cells
+
+
+def ltm_curves(groups):
+    """{directory: [(limit %, q/s), ...]} from the SearchLargerThanMemory rows."""
+    curves = {}
+    for r in groups.get(LTM_GROUP, []):
+        pct = r.get("limit_pct")
+        if not isinstance(pct, (int, float)):
+            m = re.search(r"([0-9.]+)% of the index", r["name"])
+            pct = float(m.group(1)) if m else None
+        if pct is None:
+            continue
+        d = r["name"].split(", ")[0]
+        curves.setdefault(d, []).append((float(pct), float(r["median"])))
+    return {d: sorted(v, reverse=True) for d, v in curves.items()}
+
+
+def summary_markdown(cells, groups):
+    out = ["## Summary", ""]
+    if not cells:
+        return out + ["No row with a target on a ratio in this run: nothing to summarise.", ""]
+    out.append("Per runtime and job: nativedir's speed as a multiple of the row it is compared "
+               "with (that runtime's own best built-in, or the device's limit where the row says "
+               "so), higher is better (a time's ratio inverted), judged per round where the row "
+               "was; the target in the same terms. Jobs found: %s."
+               % ", ".join(j for j, _ in JOBS if any(c["job"] == j for c in cells)))
+    out.append("")
+    out.append("| runtime | job | x the built-in | target | met | row |")
+    out.append("|---|---|---:|---:|---|---|")
+    for c in cells:
+        r = c["row"]
+        out.append("| %s | %s | %sx | %s | %s | %s |" % (
+            c["runtime"], c["job"], num(c["speed"], 2),
+            ">= %sx" % num(c["target"], 2) if c["target"] else "",
+            {True: "yes", False: "**no**"}.get(c["met"], ""),
+            cell("%s: %s vs %s" % (r["group"], r["name"], r.get("baseline")))))
+    out.append("")
+    curves = ltm_curves(groups)
+    if curves:
+        out.append("Search when the index does not fit (q/s, %s): %s." % (
+            LTM_GROUP, "; ".join("%s %s" % (d, ", ".join("%g%% %s" % (p, num(q, 0)) for p, q in v))
+                                 for d, v in curves.items())))
+        out.append("")
+    return out
+
+
+def misses_markdown(groups):
+    missed = [(g, r, rows) for g, rows in groups.items() for r in rows if r.get("met") is False]
+    out = ["## Missed targets, round by round", ""]
+    if not missed:
+        return out + ["Every target was met.", ""]
+    out.append("A round's ratio is the row's figure over its baseline's in the same round; a miss "
+               "by a wide spread is the machine's, a miss in every round is the code's.")
+    out.append("")
+    for g, r, rows in missed:
+        out.append("- %s / %s / %s (target %s): %s" % (
+            r["suite"], g, r["name"], r.get("target"), rounds_text(r, rows)))
+    out.append("")
+    return out
+
+
+def markdown(suites, groups, cells=None, summary_png=None):
     out = ["# nativedir benchmark results", ""]
+    if summary_png:
+        out += ["![summary: nativedir against each runtime's best built-in](%s)" % summary_png, ""]
+    if cells is not None:
+        out += summary_markdown(cells, groups)
     for s in suites:
         out.append("- `%s`: %s MiB file, %s, %s%s%s" % (
             s["suite"], s.get("file_mib", "?"), s.get("host", "unknown host"),
@@ -166,6 +336,7 @@ def markdown(suites, groups):
                "red = target missed, grey = no target; a black dot marks the CPU-time ratio (what waiting "
                "for a CPU on a busy machine cannot inflate)." % (sum(1 for m in met if m), len(met)))
     out.append("")
+    out += misses_markdown(groups)
     for g, rows in groups.items():
         out.append("## %s" % g)
         out.append("")
@@ -190,7 +361,7 @@ def markdown(suites, groups):
             cells = ([r["suite"]] if multi else []) + [
                 r["name"], "%s %s" % (num(r["median"], digits), unit),
                 "%s–%s" % (num(r.get("min"), digits), num(r.get("max"), digits)), ratio,
-                r.get("baseline") or "", r.get("target") or "", met, extras(r, shared)]
+                r.get("baseline") or "", r.get("target") or "", met, extras(r, shared, rows)]
             out.append("| " + " | ".join(cell(c) for c in cells) + " |")
         out.append("")
     return "\n".join(out)
@@ -275,6 +446,76 @@ def chart(groups, path):
             raise Problem("gnuplot failed: %s" % proc.stderr.strip())
 
 
+def summary_chart(cells, groups, path):
+    """One screen: the headline bars per runtime and job (left) and the Lucene.NET
+    memory-limit curves (right); raises Problem on failure."""
+    gnuplot = shutil.which("gnuplot")
+    if gnuplot is None:
+        raise Problem("gnuplot is not installed (scripts/deps.sh installs gnuplot-nox); "
+                      "no summary drawn")
+    if not cells:
+        raise Problem("no headline rows to summarise")
+    curves = ltm_curves(groups)
+    with tempfile.TemporaryDirectory() as tmp:
+        bars = os.path.join(tmp, "bars.dat")
+        values = [c["speed"] for c in cells] + [c["target"] for c in cells if c["target"]]
+        lo, hi = min(values + [1.0]), max(values + [1.0])
+        log = hi / lo > 8
+        labels, k, last = [], 0, None
+        with open(bars, "w", encoding="utf-8") as fh:
+            for c in cells:
+                if last is not None and c["runtime"] != last:
+                    k += 1  # a gap between runtimes
+                last = c["runtime"]
+                color = {True: 0x2e9d43, False: 0xd03030}.get(c["met"], 0x999999)
+                fh.write("%d %.6g %d %s %s %.6g\n" % (
+                    k, c["speed"], color, gp_str(num(c["speed"], 2) + "x"),
+                    "%.6g" % c["target"] if c["target"] else "NaN",
+                    max(c["speed"], 1.0) if log else c["speed"]))
+                labels.append("%s %d" % (gp_str("%s: %s" % (c["runtime"], c["job"])), k))
+                k += 1
+        base = 1.0 if log else 0.0
+        script = ["set terminal pngcairo size 1400,%d font 'Sans,10' noenhanced"
+                  % max(700, 26 * k + 140),
+                  "set output %s" % gp_str(path), "set multiplot",
+                  "set style fill solid 0.85 border -1", "set grid xtics", "unset key",
+                  "set origin 0,0", "set size %s,1" % ("0.62" if curves else "1"),
+                  "set lmargin 30", "set rmargin 8",
+                  "set title \"nativedir's speed / the runtime's best built-in (higher is better)"
+                  "\\n| = target, green = met, red = missed%s\"" % (", log scale" if log else ""),
+                  "set yrange [%.1f:-0.6]" % (k - 0.4), "set ytics (%s)" % ", ".join(labels)]
+        if log:
+            script += ["set logscale x", "set xrange [%g:%g]" % (lo / 1.5, hi * 2)]
+        else:
+            script += ["set xrange [0:%g]" % (hi * 1.2)]
+        script += ["set arrow 1 from 1,graph 0 to 1,graph 1 nohead dt 2 lc rgb '#000000'",
+                   "plot %s using (%g):1:(%g):2:($1-0.38):($1+0.38):3 with boxxyerror "
+                   "lc rgb variable, '' using 5:1 with points pt 'I' ps 2 lc rgb '#000000', "
+                   "'' using 6:1:4 with labels left offset 0.5,0" % (gp_str(bars), base, base)]
+        if curves:
+            script += ["unset arrow 1", "unset logscale x", "set origin 0.62,0",
+                       "set size 0.38,1", "set lmargin 10", "set rmargin 3",
+                       "set title \"Lucene.NET search, the index larger than memory"
+                       "\\nq/s by the page cache allowed\"",
+                       "set xlabel 'page cache allowed, % of the index'", "set ylabel 'q/s'",
+                       "set xrange [105:5]", "set autoscale y", "set yrange [0:*]",
+                       "set ytics auto", "set xtics (100, 50, 25, 10)", "set grid ytics",
+                       "set key top right box opaque"]
+            plots = []
+            for i, (d, pts) in enumerate(curves.items()):
+                f = os.path.join(tmp, "ltm%d.dat" % i)
+                with open(f, "w", encoding="utf-8") as fh:
+                    fh.writelines("%g %.6g\n" % p for p in pts)
+                plots.append("%s using 1:2 with linespoints lw 2 pt 7 title %s"
+                             % (gp_str(f), gp_str(d)))
+            script.append("plot " + ", ".join(plots))
+        script.append("unset multiplot")
+        proc = subprocess.run([gnuplot], input="\n".join(script) + "\n", text=True,
+                              capture_output=True)
+        if proc.returncode != 0 or not os.path.exists(path):
+            raise Problem("gnuplot failed on the summary: %s" % proc.stderr.strip())
+
+
 def main(argv):
     if len(argv) > 2 or (len(argv) == 2 and argv[1] in ("-h", "--help")):
         print(__doc__.strip())
@@ -288,20 +529,31 @@ def main(argv):
     if not suites:
         problems.append("%s: no benchmark results (*.json) found" % results)
     groups = grouped(suites)
-    report = markdown(suites, groups)
+    cells = headlines(suites)
     png = os.path.join(results, "chart.png")
-    if os.path.exists(png):
-        os.remove(png)  # a chart from an earlier run must not pass for this one
+    summary = os.path.join(results, "summary.png")
+    for old in (png, summary):
+        if os.path.exists(old):
+            os.remove(old)  # a chart from an earlier run must not pass for this one
+    if cells:
+        try:
+            summary_chart(cells, groups, summary)
+        except Problem as e:
+            problems.append(str(e))
+    report = markdown(suites, groups, cells, "summary.png" if os.path.exists(summary) else None)
     if groups:
         try:
             chart(groups, png)
-            report += "\n![ratios to baseline](chart.png)\n"
+            report += "\n![every row's ratio to its baseline](chart.png)\n"
         except Problem as e:
             problems.append(str(e))
     with open(os.path.join(results, "report.md"), "w", encoding="utf-8") as fh:
         fh.write(report)
     print(report)
     print("report: %s" % os.path.join(results, "report.md"))
+    if os.path.exists(summary):
+        print("summary: %s (jobs: %s)" % (summary, ", ".join(
+            j for j, _ in JOBS if any(c["job"] == j for c in cells))))
     if os.path.exists(png) and groups:
         print("chart:  %s" % png)
     for p in problems:

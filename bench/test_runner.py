@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 """Checks bench/runner.py on real results: it merges another suite's file into
 the same groups, writes report.md and a PNG chart, shows rates (IOPS) as
-higher-is-better with their second comparison, and names a broken file with a
-non-zero exit instead of dropping it silently.
+higher-is-better with their second comparison, puts a summary first (summary.png
+and a table naming each job it found, with the Lucene.NET memory-limit curves),
+prints a missed row's rounds, and names a broken file with a non-zero exit
+instead of dropping it silently.
 
     test_runner.py RUNNER RESULTS_DIR   (RESULTS_DIR holds the smoke run's c.json)
 """
@@ -36,10 +38,12 @@ def main():
         other = {"suite": "python", "file_mib": 64, "host": "test", "date": "2026-01-01T00:00:00Z",
                  "results": [
                      {"group": "ReadRandom", "name": "os.pread", "unit": "ms", "median": 2.0,
-                      "min": 1.9, "max": 2.2, "runs": 3, "baseline": None, "ratio": None,
+                      "min": 1.9, "max": 2.2, "runs": 3, "rounds": [2.0, 1.9, 2.2],
+                      "baseline": None, "ratio": None,
                       "target": None, "met": None, "alloc_bytes": None, "note": None},
                      {"group": "ReadRandom", "name": "readinto_at | buffered", "unit": "ms",
-                      "median": 2.5, "min": 2.4, "max": 2.6, "runs": 3, "baseline": "os.pread",
+                      "median": 2.5, "min": 2.4, "max": 2.6, "runs": 3,
+                      "rounds": [2.5, 2.6, 2.42], "baseline": "os.pread",
                       "ratio": 1.25, "target": "<= 1.2", "met": False, "alloc_bytes": 0,
                       "note": "pipe in the name must not break the table"},
                      {"group": "PythonOnly", "name": "something new", "unit": "ms",
@@ -59,6 +63,25 @@ def main():
                                 "target": ">= 0.70", "met": False}]}]}
         with open(os.path.join(d, "python.json"), "w", encoding="utf-8") as fh:
             json.dump(other, fh)
+        # the Lucene.NET suites: a search row with a target and the memory-limit curves
+        ltm = []
+        for pct, mine, theirs in ((100, 300.0, 290.0), (50, 240.0, 200.0), (25, 180.0, 120.0),
+                                  (10, 120.0, 60.0)):
+            base = "MMapDirectory, %d%% of the index in memory" % pct
+            ltm.append({"group": "SearchLargerThanMemory", "name": base, "unit": "q/s",
+                        "median": theirs, "baseline": None, "limit_pct": pct})
+            ltm.append({"group": "SearchLargerThanMemory", "unit": "q/s", "median": mine,
+                        "name": "NativeFSDirectory, %d%% of the index in memory" % pct,
+                        "baseline": base, "ratio": mine / theirs, "limit_pct": pct,
+                        "target": ">= 1.2x the best built-in (per round)" if pct == 25 else None,
+                        "met": True if pct == 25 else None})
+        ltm.append({"group": "ParallelSearch", "name": "SimpleFSDirectory", "unit": "ms",
+                    "median": 400.0, "baseline": None})
+        ltm.append({"group": "ParallelSearch", "name": "NativeFSDirectory", "unit": "ms",
+                    "median": 220.0, "baseline": "SimpleFSDirectory", "ratio": 0.55,
+                    "target": ">= 1.2x qps of the best built-in", "met": True})
+        with open(os.path.join(d, "lucene_ltm.json"), "w", encoding="utf-8") as fh:
+            json.dump({"suite": "lucene", "results": ltm}, fh)
 
         proc = run(runner, d)
         if proc.returncode != 0:
@@ -76,6 +99,39 @@ def main():
             fail("ReadRandom does not show both suites side by side:\n" + section)
         if "| 1.250 |" not in section or "**no**" not in section:
             fail("the python row's ratio or missed target is not shown")
+        # a miss says why: its rounds' ratios to the baseline's same rounds, median and spread
+        why = "rounds' ratios 1.250 1.368 1.100; median 1.250, spread 1.100–1.368"
+        if why not in section:
+            fail("the missed row's rounds are not beside it:\n" + section)
+        misses = report.split("## Missed targets, round by round\n", 1)
+        if len(misses) < 2 or ("python / ReadRandom / readinto_at | buffered (target <= 1.2): "
+                               + why) not in misses[1].split("\n## ", 1)[0]:
+            fail("the missed targets section does not list the miss with its rounds")
+        # the summary comes first and names each job it found, with a cell for each
+        if not report.startswith("# nativedir benchmark results\n\n![summary") or \
+                report.index("## Summary") > report.index("## Missed targets"):
+            fail("the summary is not the report's first figure and section")
+        summary = report.split("## Summary\n", 1)[1].split("\n## ", 1)[0]
+        found = summary.split("Jobs found: ", 1)[1].split(".\n", 1)[0].split(", ")
+        for job, runtime in (("random", "Python"), ("larger than memory", "Lucene.NET"),
+                             ("search", "Lucene.NET")):
+            if job not in found or "| %s | %s |" % (runtime, job) not in summary:
+                fail("the summary lacks %s / %s:\n%s" % (runtime, job, summary))
+        for job in found:
+            if "| %s |" % job not in summary:
+                fail("the summary names job %r but has no cell for it" % job)
+        if "| Lucene.NET | larger than memory | 1.50x | >= 1.20x | yes |" not in summary or \
+                "| Python | random | 0.80x | >= 0.83x | **no** |" not in summary or \
+                "| Lucene.NET | search | 1.82x | >= 1.20x | yes |" not in summary:
+            fail("a summary cell is not nativedir's speed against its target:\n" + summary)
+        if "NativeFSDirectory 100% 300, 50% 240, 25% 180, 10% 120" not in summary:
+            fail("the summary lacks the memory-limit curves:\n" + summary)
+        if "summary: " not in proc.stdout or "larger than memory" not in proc.stdout:
+            fail("the runner does not say which jobs the summary found", proc)
+        with open(os.path.join(d, "summary.png"), "rb") as fh:
+            png = fh.read()
+        if not png.startswith(b"\x89PNG\r\n\x1a\n") or len(png) < 10000:
+            fail("summary.png is not a real PNG (%d bytes)" % len(png))
         rate = report.split("## PythonRate\n", 1)[1].split("\n## ", 1)[0]
         for want in ("higher is better", "| 3000 IOPS |", "| 3.000 |",
                      "vs device limit: 0.600, per-round 0.550 (target >= 0.70, **not met**)",
@@ -104,6 +160,16 @@ def main():
             if proc.returncode != 0 or ("The CPUs were not alike" in text) != warned or \
                     "CPU 1 %.2f / %.2f" % (speeds[1], speeds[1]) not in text:
                 fail("CPU speeds %s: warning %s expected" % (speeds, warned), proc)
+        # negative control: no row with a ratio target, no summary figure
+        with tempfile.TemporaryDirectory() as bare:
+            with open(os.path.join(bare, "python.json"), "w", encoding="utf-8") as fh:
+                json.dump(dict(other, results=other["results"][2:4]), fh)
+            proc = run(runner, bare)
+            with open(os.path.join(bare, "report.md"), encoding="utf-8") as fh:
+                text = fh.read()
+            if os.path.exists(os.path.join(bare, "summary.png")) or "Jobs found" in text or \
+                    "nothing to summarise" not in text:
+                fail("a run without targets drew a summary", proc)
         spec = importlib.util.spec_from_file_location("runner", runner)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)

@@ -7,7 +7,8 @@
 #   scripts/bench.sh [nd_bench options]     e.g. --quick, --runs 5, --dir /mnt/disk
 #
 # Results: $ND_BENCH_OUT (default build/bench/results): <suite>.json,
-# report.md and chart.png. The scratch files go under build/bench (a real
+# report.md, summary.png (one screen: each runtime and job) and chart.png
+# (every row). The scratch files go under build/bench (a real
 # disk; set ND_BENCH_DIR or pass --dir to choose another, never tmpfs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,7 +34,8 @@ export ND_BENCH_QUICK=0
 for a in "$@"; do [ "$a" = "--quick" ] && ND_BENCH_QUICK=1; done
 mkdir -p "$ND_BENCH_OUT"
 # only this run's results may reach the report
-rm -f "$ND_BENCH_OUT"/*.json "$ND_BENCH_OUT"/report.md "$ND_BENCH_OUT"/chart.png
+rm -f "$ND_BENCH_OUT"/*.json "$ND_BENCH_OUT"/report.md "$ND_BENCH_OUT"/chart.png \
+      "$ND_BENCH_OUT"/summary.png
 
 echo "== C benchmark (bench/nd_bench.c)"
 build/bench/bench/nd_bench "$@" || failed+=("c")
@@ -60,6 +62,7 @@ echo "== report"
 /usr/bin/python3 bench/runner.py "$ND_BENCH_OUT" || failed+=("runner")
 echo
 echo "table: $ND_BENCH_OUT/report.md"
+echo "summary: $ND_BENCH_OUT/summary.png"
 echo "chart: $ND_BENCH_OUT/chart.png"
 if ((${#failed[@]})); then
   echo "bench: FAILED: ${failed[*]}" >&2
