@@ -63,6 +63,9 @@ namespace NativeDir.Lucene.Benchmarks
             MMap,
             NIOFS,
             SimpleFS,
+            // A/B variants, only run when named (--ltm-kinds)
+            NativeDirAllRandom,
+            NativeDirBuffered,
         }
 
         internal static readonly Kind[] Builtins = { Kind.MMap, Kind.NIOFS, Kind.SimpleFS };
@@ -74,6 +77,8 @@ namespace NativeDir.Lucene.Benchmarks
             Kind.MMap => "Lucene.NET MMapDirectory",
             Kind.NIOFS => "Lucene.NET NIOFSDirectory",
             Kind.SimpleFS => "Lucene.NET SimpleFSDirectory",
+            Kind.NativeDirAllRandom => "NativeDir.Lucene NativeFSDirectory (every search file random)",
+            Kind.NativeDirBuffered => "NativeDir.Lucene NativeFSDirectory (merges buffered)",
             _ => k.ToString(),
         };
 
@@ -84,6 +89,8 @@ namespace NativeDir.Lucene.Benchmarks
             Kind.MMap => new MMapDirectory(new DirectoryInfo(path)),
             Kind.NIOFS => new NIOFSDirectory(new DirectoryInfo(path)),
             Kind.SimpleFS => new SimpleFSDirectory(new DirectoryInfo(path)),
+            Kind.NativeDirAllRandom => new NativeFSDirectory(path, null, new AllRandom()),
+            Kind.NativeDirBuffered => new NativeFSDirectory(path, null, new IoStrategyPolicy(long.MaxValue)),
             _ => throw new ArgumentOutOfRangeException(nameof(k)),
         };
 
@@ -100,6 +107,12 @@ namespace NativeDir.Lucene.Benchmarks
                     return IoOptions.None;
                 return base.ForInput(name, context);
             }
+        }
+
+        /// <summary>Every search input mapped with random advice (no read-around).</summary>
+        internal sealed class AllRandom : IoStrategyPolicy
+        {
+            public override IoOptions AdviceFor(string name) => IoOptions.Random;
         }
 
         // ---- the documents ----
@@ -361,17 +374,53 @@ namespace NativeDir.Lucene.Benchmarks
             return cell;
         }
 
-        /// <summary>Counts the merges the writer ran and the bytes they were estimated to write.</summary>
+        /// <summary>Counts the merges the writer ran, the bytes they were estimated to write, those
+        /// that finished, and the wall and CPU time of the merge threads.</summary>
         private sealed class CountingMergeScheduler : ConcurrentMergeScheduler
         {
             internal int Merges;
+            internal int Finished;
             internal long EstimatedBytes;
+            internal long WallTicks;
+            internal long CpuTicks;
 
             protected override void DoMerge(MergePolicy.OneMerge merge)
             {
                 Interlocked.Increment(ref Merges);
                 Interlocked.Add(ref EstimatedBytes, merge.EstimatedMergeBytes);
-                base.DoMerge(merge);
+                long t0 = Stopwatch.GetTimestamp(), c0 = ThreadCpu.Ticks();
+                try
+                {
+                    base.DoMerge(merge);
+                    Interlocked.Increment(ref Finished);
+                }
+                finally
+                {
+                    Interlocked.Add(ref WallTicks, Stopwatch.GetTimestamp() - t0);
+                    Interlocked.Add(ref CpuTicks, ThreadCpu.Ticks() - c0);
+                }
+            }
+        }
+
+        /// <summary>The calling thread's CPU time (user + system) in clock ticks, from
+        /// /proc/thread-self/stat; 0 where there is none.</summary>
+        internal static class ThreadCpu
+        {
+            internal static readonly double TicksPerSecond = 100; // USER_HZ on Linux
+
+            internal static long Ticks()
+            {
+                try
+                {
+                    string s = File.ReadAllText("/proc/thread-self/stat");
+                    string[] f = s.Substring(s.LastIndexOf(')') + 2).Split(' ');
+                    // after the name: state is field 3, utime 14 and stime 15 (1-based)
+                    return long.Parse(f[11], CultureInfo.InvariantCulture) + long.Parse(f[12], CultureInfo.InvariantCulture);
+                }
+                catch (IOException)
+                {
+                    return 0;
+                }
             }
         }
 
@@ -409,23 +458,34 @@ namespace NativeDir.Lucene.Benchmarks
                 MergeScheduler = cms,
             };
             var writer = new IndexWriter(dir, cfg);
-            long added = 0;
+            long added = 0, blockedTicks = 0, indexCpu = 0;
             double indexSeconds = 0;
             var stop = new ManualResetEventSlim();
             var indexer = new Thread(() =>
             {
                 var f = new Source.Fields();
                 var sw = Stopwatch.StartNew();
+                long c0 = ThreadCpu.Ticks();
+                // an AddDocument this long flushed a segment or waited for merges (the merge
+                // scheduler stalls the indexing thread while too many merges are pending)
+                long slow = Stopwatch.Frequency / 50;
                 for (long i = idx.Docs; !stop.IsSet; i++)
                 {
+                    long t0 = Stopwatch.GetTimestamp();
                     writer.AddDocument(source.Fill(f, i));
+                    long dt = Stopwatch.GetTimestamp() - t0;
+                    if (dt >= slow)
+                        blockedTicks += dt;
                     added++;
                 }
                 indexSeconds = sw.Elapsed.TotalSeconds;
+                indexCpu = ThreadCpu.Ticks() - c0;
             });
             try
             {
+                long m0 = Stopwatch.GetTimestamp();
                 writer.MaybeMerge(); // the merges of the index's segments start now, not at the first flush
+                cell["maybe_merge_s"] = Math.Round(Stopwatch.GetElapsedTime(m0).TotalSeconds, 2);
                 indexer.Start();
                 Drive d = Search(searcher, queries, o.Threads, warm.Queries, -1, o.MergeSeconds);
                 stop.Set();
@@ -434,6 +494,11 @@ namespace NativeDir.Lucene.Benchmarks
                 cell["docs_added"] = added;
                 cell["docs_per_s"] = Math.Round(indexSeconds > 0 ? added / indexSeconds : 0, 1);
                 cell["merges"] = cms.Merges;
+                cell["merges_finished"] = cms.Finished;
+                cell["merge_wall_s"] = Math.Round(Interlocked.Read(ref cms.WallTicks) / (double)Stopwatch.Frequency, 2);
+                cell["merge_cpu_s"] = Math.Round(Interlocked.Read(ref cms.CpuTicks) / ThreadCpu.TicksPerSecond, 2);
+                cell["indexer_slow_adds_s"] = Math.Round(blockedTicks / (double)Stopwatch.Frequency, 2);
+                cell["indexer_cpu_s"] = Math.Round(indexCpu / ThreadCpu.TicksPerSecond, 2);
                 cell["merge_estimated_bytes"] = cms.EstimatedBytes;
                 string[] fresh = dir.ListAll().Where(n => !original.Contains(n) && n != IndexWriter.WRITE_LOCK_NAME && n != "ltm-index.json"
                     && n != IndexFileNames.SEGMENTS_GEN).ToArray();
@@ -543,7 +608,9 @@ namespace NativeDir.Lucene.Benchmarks
                     cell["kind"] = "merge";
                     cells.Add(cell);
                     Console.WriteLine($"  {Label(k),-62} merging  {cell["qps"],8} q/s  p99 {cell["p99_ms"],8} ms  {cell["docs_per_s"]} docs/s"
-                        + $"  {cell["merges"]} merge(s); new files {(long)cell["new_files_bytes"] >> 20} MiB, {(long)cell["new_files_cached_bytes"] >> 20} MiB cached");
+                        + $"  {cell["merges"]} merge(s) ({cell["merges_finished"]} done, wall {cell["merge_wall_s"]} s, cpu {cell["merge_cpu_s"]} s);"
+                        + $" indexer cpu {cell["indexer_cpu_s"]} s, slow adds {cell["indexer_slow_adds_s"]} s;"
+                        + $" new files {(long)cell["new_files_bytes"] >> 20} MiB, {(long)cell["new_files_cached_bytes"] >> 20} MiB cached");
                 }
             }
             MemLimit.Unlimit();

@@ -74,7 +74,7 @@ namespace NativeDir.Lucene.Benchmarks
         }
 
         /// <summary>--ltm-cache DIR [--ltm-build] [--verify | --quick] [--out F] [--ltm-kinds K,K]
-        /// [--ltm-limits P,P] [--ltm-rounds N] [--ltm-window S] [--ltm-docs N] [--no-merges]: the
+        /// [--ltm-limits P,P|none] [--ltm-rounds N] [--ltm-window S] [--ltm-docs N] [--no-merges]: the
         /// larger-than-memory search and search-while-merging cells (LargerThanMemory.cs), the
         /// index cached in DIR; --ltm-build builds it and nothing else.</summary>
         private static int Ltm(string[] args, string cache, string dir)
@@ -96,7 +96,8 @@ namespace NativeDir.Lucene.Benchmarks
             if (Arg(args, "--ltm-kinds") is string kinds)
                 o.Kinds = kinds.Split(',').Select(Enum.Parse<LargerThanMemory.Kind>).ToArray();
             if (Arg(args, "--ltm-limits") is string limits)
-                o.Limits = limits.Split(',').Select(p => double.Parse(p, CultureInfo.InvariantCulture) / 100).ToArray();
+                o.Limits = limits == "none" ? Array.Empty<double>()
+                    : limits.Split(',').Select(p => double.Parse(p, CultureInfo.InvariantCulture) / 100).ToArray();
             if (Arg(args, "--ltm-rounds") is string rounds)
                 o.Rounds = int.Parse(rounds, CultureInfo.InvariantCulture);
             if (Arg(args, "--ltm-window") is string window)
