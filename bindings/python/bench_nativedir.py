@@ -135,6 +135,7 @@ class Bench:
             note += "; CPU time of the thread (--clock cpu)"
         r: dict = {"group": group, "name": name, "unit": "ms", "median": round(med, 4),
                    "min": round(min(t), 4), "max": round(max(t), 4), "runs": len(t),
+                   "rounds": [round(v, 4) for v in t],  # a miss is shown round by round
                    "baseline": baseline, "ratio": None, "target": target, "met": None,
                    "alloc_bytes": None, "note": note}
         if baseline is not None:
@@ -695,6 +696,7 @@ class Bench:
         med = statistics.median(t)
         r: dict = {"group": group, "name": name, "unit": "IOPS", "median": round(med, 1),
                    "min": round(min(t), 1), "max": round(max(t), 1), "runs": len(t),
+                   "rounds": [round(v, 1) for v in t],  # a miss is shown round by round
                    "baseline": baseline, "ratio": None, "target": target, "met": None,
                    "alloc_bytes": None, "note": note,
                    "cpu_us_per_op": round(statistics.median(cpus[name]), 3)}

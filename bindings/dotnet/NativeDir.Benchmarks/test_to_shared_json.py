@@ -80,6 +80,13 @@ def main():
                  % (r["met"], r["target"]))
         if "ratio_paired" in rows["RandomAccess.ReadAsync"]:
             fail("a row without paired rounds got a per-round ratio")
+        # the paired rounds reach the shared JSON, so that a miss is printed round by round
+        if r.get("rounds") != [21.0, 9.8, 10.2] or \
+                rows["FileStream.Read"].get("rounds") != [20.0, 10.0, 10.0]:
+            fail("the paired rounds are not in the rows: %r, %r"
+                 % (r.get("rounds"), rows["FileStream.Read"].get("rounds")))
+        if "rounds" in rows["RandomAccess.ReadAsync"]:
+            fail("a row without paired rounds got rounds")
 
         # per round 1.2: a miss whatever the medians say
         proc, rows = convert(d, {"ReadAsync4K.FileStreamRead": [10.0, 10.0, 10.0],

@@ -65,6 +65,10 @@ def main(results_dir, out_path):
                "median": round(m["median"], 4), "min": round(m["min"], 4), "max": round(m["max"], 4),
                "runs": m["runs"], "baseline": row["baseline"], "ratio": None,
                "target": None, "met": None, "alloc_bytes": m["alloc_bytes"], "note": row["note"]}
+        if paired.get(key):
+            # the paired rounds' times, the row's and its baseline's in the same order, so that a
+            # miss is shown round by round (bench/runner.py)
+            out["rounds"] = [round(v, 4) for v in paired[key]]
         targets, met = [], []
         if row["baseline"]:
             base = by_name.get((group, row["baseline"]))

@@ -555,6 +555,7 @@ public final class JavaBench {
           .append(", \"unit\": \"ms\", \"median\": ").append(num(r.median))
           .append(", \"min\": ").append(num(r.min)).append(", \"max\": ").append(num(r.max))
           .append(", \"runs\": ").append(r.n)
+          .append(", \"rounds\": ").append(rounds(r)) // a miss is shown round by round
           .append(", \"baseline\": ").append(json(r.baseline))
           .append(", \"ratio\": ").append(r.ratio == null ? "null" : num(r.ratio))
           .append(r.ratioPaired == null ? "" : ", \"ratio_paired\": " + num(r.ratioPaired))
@@ -571,7 +572,16 @@ public final class JavaBench {
     Files.writeString(out, b.toString());
   }
 
-  public static void main(String[] args) throws Exception {
+  /** The row's time in each measured round (ms), in round order, as a JSON array. */
+  private static String rounds(Row r) {
+    StringBuilder b = new StringBuilder("[");
+    for (int k = 0; k < r.n; k++) {
+      b.append(k > 0 ? ", " : "").append(num(r.ms[k]));
+    }
+    return b.append(']').toString();
+  }
+
+    public static void main(String[] args) throws Exception {
     Path out = null;
     Path scratchParent = Paths.get(System.getProperty("java.io.tmpdir"));
     long mib = 64;
