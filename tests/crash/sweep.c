@@ -506,6 +506,12 @@ int main(int argc, char **argv)
              "%ld under the journaled one, over %ld cut states",
              control_kind == V_NAME ? "directory" : "file", lost_strict, kinds[V_NAME],
              kinds[V_BYTES], kinds[V_DIR], lost_journaled, cuts + torn);
+    char fields[512], label[128];
+    snprintf(fields, sizeof(fields), "cuts=%ld\ttorn=%ld\tlost=%ld\tjlost=%ld", scuts, storn,
+             lost_strict, lost_journaled);
+    snprintf(label, sizeof(label), "C protocol, every %s fsync a no-op",
+             control_kind == V_NAME ? "directory" : "file");
+    crash_row("control", control_kind == V_NAME ? 0 : 1, label, fields);
     char id[128];
     snprintf(id, sizeof(id), "crash_c_control_%s", control);
     rel_count(id, kinds[control_kind], "violations found", caught ? "pass" : "fail", what);
