@@ -8,6 +8,8 @@ if ! ls "$pkg"/nativedir/_native*.so >/dev/null 2>&1; then
   # the bench tree may have been configured with ND_BUILD_PYTHON=OFF or not built yet
   cmake --build "$build" --target nativedir_python
 fi
+# LargerThanMemory runs its reads inside nd_memlimit's memory cgroup
+[ -x "$build/bench/nd_memlimit" ] || cmake --build "$build" --target nd_memlimit || true
 args=()
 [ "${ND_BENCH_QUICK:-0}" = 1 ] && args+=(--quick)
 PYTHONPATH="$pkg" exec /usr/bin/python3 "${ND_SOURCE_DIR:-.}/bindings/python/bench_nativedir.py" \
