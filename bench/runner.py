@@ -118,14 +118,25 @@ def cell(text):
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def round_ratios(r, rows):
-    """(the per-round ratios of r to its baseline, or r's own rounds, how they were taken): a
-    round's ratio is r's figure in that round over its baseline's in the same round."""
+def missed_against(r):
+    """The row a missed target compares r with: the first second target (an "also" entry, such
+    as fio beside a pread baseline) that was missed, else r's own baseline."""
+    for a in r.get("also") or []:
+        if a.get("met") is False and a.get("baseline"):
+            return a["baseline"]
+    return r.get("baseline")
+
+
+def round_ratios(r, rows, against=None):
+    """(the per-round ratios of r to the row named against (default its baseline), or r's own
+    rounds, how they were taken): a round's ratio is r's figure in that round over the other
+    row's in the same round."""
     mine = [v for v in r.get("rounds") or [] if isinstance(v, (int, float))]
     if not mine:
         return None, "no rounds recorded"
+    against = against or r.get("baseline")
     base = next((b for b in rows if b.get("suite") == r.get("suite")
-                 and b.get("name") == r.get("baseline")), None)
+                 and b.get("name") == against), None)
     theirs = [v for v in (base or {}).get("rounds") or [] if isinstance(v, (int, float))]
     if len(theirs) == len(mine) and all(v > 0 for v in theirs):
         return [a / b for a, b in zip(mine, theirs)], "ratio"
@@ -133,13 +144,16 @@ def round_ratios(r, rows):
 
 
 def rounds_text(r, rows):
-    """A missed row's rounds: each round's ratio, their median and spread."""
-    values, kind = round_ratios(r, rows)
+    """A missed row's rounds: each round's ratio to the row its missed target names, their
+    median and spread."""
+    against = missed_against(r)
+    values, kind = round_ratios(r, rows, against)
     if values is None:
         return kind
     med = sorted(values)[len(values) // 2] if len(values) % 2 else \
         sum(sorted(values)[len(values) // 2 - 1:len(values) // 2 + 1]) / 2
-    what = "rounds' ratios" if kind == "ratio" else "rounds (%s; the baseline has none)" % kind
+    what = ("rounds' ratios to %s" % against) if kind == "ratio" else \
+        "rounds (%s; the baseline has none)" % kind
     digits = 3 if kind == "ratio" or max(abs(v) for v in values) < 100 else 0
     return "%s %s; median %s, spread %s–%s" % (
         what, " ".join(num(v, digits) for v in values), num(med, digits),

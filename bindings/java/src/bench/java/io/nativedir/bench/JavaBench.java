@@ -31,7 +31,8 @@ import java.util.stream.Stream;
  *
  * <pre>java -cp nativedir.jar:nativedir-bench.jar io.nativedir.bench.JavaBench
  *     --out DIR [--dir SCRATCH_PARENT] [--mib 64] [--runs 15] [--random 100000] [--quick]
- *     [--only GROUP]</pre> (--only Ring: the two ring groups of RingBench alone)
+ *     [--only GROUP] [--memlimit ND_MEMLIMIT]</pre> (--only Ring: the two ring groups of RingBench
+ * alone; --only LargerThanMemory: LtmBench's group, which runs inside nd_memlimit's cgroup)
  */
 public final class JavaBench {
   private static final int CHUNK = 64 << 10; // as the C suite: sequential chunk
@@ -47,7 +48,7 @@ public final class JavaBench {
   private final long byteSum;
   private final long randomSum;
   private final List<Row> rows = new ArrayList<>();
-  private List<String> ringRows = List.of(); // RingBench's, already in the JSON format
+  private final List<String> ringRows = new ArrayList<>(); // RingBench's and LtmBench's, as JSON
   private String only; // --only GROUP: measure one group (for investigating it)
 
   private JavaBench(Path dir, long size, int runs, int randomReads, byte[] data) {
@@ -588,6 +589,7 @@ public final class JavaBench {
     int runs = 15;
     int random = 100_000;
     String only = null;
+    Path memlimit = null;
     boolean quick = false;
     String host = System.getProperty("os.name") + " " + System.getProperty("os.version") + " "
         + System.getProperty("os.arch");
@@ -600,6 +602,7 @@ public final class JavaBench {
         case "--random": random = Integer.parseInt(args[++i]); break;
         case "--host": host = args[++i]; break;
         case "--only": only = args[++i]; break;
+        case "--memlimit": memlimit = Paths.get(args[++i]); break;
         case "--quick": mib = 8; runs = 3; random = 5000; quick = true; break;
         default: throw new IllegalArgumentException("unknown argument " + args[i]);
       }
@@ -620,12 +623,15 @@ public final class JavaBench {
       try (NativeDirectory nd = NativeDirectory.open(scratch);
            FileChannel ch = FileChannel.open(scratch.resolve("data"), StandardOpenOption.READ)) {
         MappedByteBuffer mbb = ch.map(FileChannel.MapMode.READ_ONLY, 0, size);
-        if (only == null || !only.startsWith("Ring")) {
+        if (only == null || !(only.startsWith("Ring") || only.equals("LargerThanMemory"))) {
           b.benchmarks(nd, ch, mbb);
         }
       }
       if (only == null || only.startsWith("Ring")) {
-        b.ringRows = RingBench.run(scratch, quick);
+        b.ringRows.addAll(RingBench.run(scratch, quick));
+      }
+      if (only == null || only.equals("LargerThanMemory")) {
+        b.ringRows.addAll(LtmBench.run(scratch, quick, memlimit));
       }
       b.write(out.resolve("java.json"), host);
       System.out.println("wrote " + out.resolve("java.json"));

@@ -80,7 +80,7 @@ final class RingBench {
   }
 
   /** A file whose every 4 KiB block starts with its own index (8 bytes, little-endian). */
-  private static void writeBlocks(NativeDirectory nd, String name, long size, boolean direct)
+  static void writeBlocks(NativeDirectory nd, String name, long size, boolean direct)
       throws IOException {
     byte[] chunk = new byte[1 << 20];
     new Random(5).nextBytes(chunk);
@@ -376,7 +376,7 @@ final class RingBench {
    * A rate row (IOPS, higher is better). {@code also}: {other row, target or null, "rate" or
    * "cpu"}; a "cpu" entry compares CPU per read (lower is better). Every target must be met.
    */
-  private String rowJson(String group, String name, Map<String, double[]> rate,
+  static String rowJson(String group, String name, Map<String, double[]> rate,
       Map<String, double[]> cpu, String baseline, String target, String note, List<String[]> also) {
     double[] r = rate.get(name);
     double[] s = r.clone();
@@ -385,7 +385,9 @@ final class RingBench {
     b.append("{\"group\": ").append(str(group)).append(", \"name\": ").append(str(name))
         .append(", \"unit\": \"IOPS\", \"median\": ").append(num(median(r)))
         .append(", \"min\": ").append(num(s[0])).append(", \"max\": ").append(num(s[s.length - 1]))
-        .append(", \"runs\": ").append(r.length).append(", \"baseline\": ").append(str(baseline));
+        .append(", \"runs\": ").append(r.length)
+        .append(", \"rounds\": ").append(rounds(r)) // a miss is shown round by round
+        .append(", \"baseline\": ").append(str(baseline));
     Boolean met = null;
     if (baseline != null) {
       double ratio = median(r) / median(rate.get(baseline));
@@ -431,6 +433,15 @@ final class RingBench {
     System.out.printf(Locale.ROOT, "%-22s %-56s %9.0f IOPS %6.1f us CPU/read%s%n", group, name,
         median(r), median(cpu.get(name)), met == null ? "" : met ? "  targets met" : "  NOT MET");
     return b.toString();
+  }
+
+  /** The row's rate in each measured round, in round order, as a JSON array. */
+  private static String rounds(double[] r) {
+    StringBuilder b = new StringBuilder("[");
+    for (int k = 0; k < r.length; k++) {
+      b.append(k > 0 ? ", " : "").append(num(r[k]));
+    }
+    return b.append(']').toString();
   }
 
   // ---- fio ----
