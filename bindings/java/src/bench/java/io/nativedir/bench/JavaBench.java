@@ -48,7 +48,7 @@ public final class JavaBench {
   private final long byteSum;
   private final long randomSum;
   private final List<Row> rows = new ArrayList<>();
-  private final List<String> ringRows = new ArrayList<>(); // RingBench's and LtmBench's, as JSON
+  private final List<String> jsonRows = new ArrayList<>(); // RingBench's and LtmBench's, as JSON
   private String only; // --only GROUP: measure one group (for investigating it)
 
   private JavaBench(Path dir, long size, int runs, int randomReads, byte[] data) {
@@ -563,10 +563,10 @@ public final class JavaBench {
           .append(", \"target\": ").append(json(r.target == null ? null : r.target + " (per-round)"))
           .append(", \"met\": ").append(r.met == null ? "null" : r.met.toString())
           .append(", \"alloc_bytes\": null, \"note\": ").append(json(r.note)).append('}')
-          .append(i + 1 < rows.size() || !ringRows.isEmpty() ? ",\n" : "\n");
+          .append(i + 1 < rows.size() || !jsonRows.isEmpty() ? ",\n" : "\n");
     }
-    for (int i = 0; i < ringRows.size(); i++) {
-      b.append("   ").append(ringRows.get(i)).append(i + 1 < ringRows.size() ? ",\n" : "\n");
+    for (int i = 0; i < jsonRows.size(); i++) {
+      b.append("   ").append(jsonRows.get(i)).append(i + 1 < jsonRows.size() ? ",\n" : "\n");
     }
     b.append(" ]}\n");
     Files.createDirectories(out.getParent());
@@ -628,10 +628,10 @@ public final class JavaBench {
         }
       }
       if (only == null || only.startsWith("Ring")) {
-        b.ringRows.addAll(RingBench.run(scratch, quick));
+        b.jsonRows.addAll(RingBench.run(scratch, quick));
       }
       if (only == null || only.equals("LargerThanMemory")) {
-        b.ringRows.addAll(LtmBench.run(scratch, quick, memlimit));
+        b.jsonRows.addAll(LtmBench.run(scratch, quick, memlimit));
       }
       b.write(out.resolve("java.json"), host);
       System.out.println("wrote " + out.resolve("java.json"));

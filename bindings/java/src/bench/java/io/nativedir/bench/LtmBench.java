@@ -7,7 +7,6 @@ import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
@@ -127,9 +126,9 @@ public final class LtmBench {
     String memlimit = a[6];
     exec(memlimit, "evict", file.toString());
     ThreadMXBean mx = ManagementFactory.getThreadMXBean();
-    ByteBuffer direct = ByteBuffer.allocateDirect(BLOCK).order(ByteOrder.LITTLE_ENDIAN);
+    ByteBuffer direct = ByteBuffer.allocateDirect(BLOCK);
     byte[] array = new byte[BLOCK];
-    ByteBuffer arrayView = ByteBuffer.wrap(array).order(ByteOrder.LITTLE_ENDIAN);
+    ByteBuffer arrayView = ByteBuffer.wrap(array);
     StringBuilder out = new StringBuilder();
     try (NativeDirectory nd = NativeDirectory.open(file.getParent());
          NativeInput in = nd.openInput(file.getFileName().toString(), IOFlag.RANDOM);
@@ -144,20 +143,20 @@ public final class LtmBench {
               throw new IOException("EOF at " + off);
             }
           }
-          check(direct.getLong(0), off);
+          RingBench.check(direct, off, BLOCK);
         }
       });
       runs.put(ND, offs -> {
         for (long off : offs) {
           direct.clear();
           in.read(off, direct);
-          check(direct.getLong(0), off);
+          RingBench.check(direct, off, BLOCK);
         }
       });
       runs.put(MB, offs -> {
         for (long off : offs) {
           mbb.get((int) off, array);
-          check(arrayView.getLong(0), off);
+          RingBench.check(arrayView, off, BLOCK);
         }
       });
       System.gc();
@@ -214,13 +213,6 @@ public final class LtmBench {
       b.append('\t').append(String.format(Locale.ROOT, "%.4f", d));
     }
     return b.toString();
-  }
-
-  private static void check(long got, long off) {
-    if (got != off / BLOCK) {
-      throw new IllegalStateException(GROUP + ": the block at " + off + " holds " + got
-          + ", not its own index: the read returned wrong bytes");
-    }
   }
 
   /** Runs nd_memlimit with these arguments; its standard output, or an exception naming why. */

@@ -98,7 +98,8 @@ final class RingBench {
     }
   }
 
-  private static void check(ByteBuffer b, long off, int n) {
+  /** Throws unless b holds the block at off: n bytes, starting with the block's own index. */
+  static void check(ByteBuffer b, long off, int n) {
     if (n != BLOCK || b.order(ByteOrder.LITTLE_ENDIAN).getLong(0) != off / BLOCK) {
       throw new IllegalStateException("RingBench: a read of " + n + " bytes at " + off
           + " returned wrong bytes");
