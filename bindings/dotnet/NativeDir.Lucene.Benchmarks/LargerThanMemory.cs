@@ -66,6 +66,7 @@ namespace NativeDir.Lucene.Benchmarks
             // A/B variants, only run when named (--ltm-kinds)
             NativeDirAllRandom,
             NativeDirBuffered,
+            NativeDirMergeReadMapped,
         }
 
         internal static readonly Kind[] Builtins = { Kind.MMap, Kind.NIOFS, Kind.SimpleFS };
@@ -79,6 +80,7 @@ namespace NativeDir.Lucene.Benchmarks
             Kind.SimpleFS => "Lucene.NET SimpleFSDirectory",
             Kind.NativeDirAllRandom => "NativeDir.Lucene NativeFSDirectory (every search file random)",
             Kind.NativeDirBuffered => "NativeDir.Lucene NativeFSDirectory (merges buffered)",
+            Kind.NativeDirMergeReadMapped => "NativeDir.Lucene NativeFSDirectory (merge inputs mapped)",
             _ => k.ToString(),
         };
 
@@ -91,6 +93,7 @@ namespace NativeDir.Lucene.Benchmarks
             Kind.SimpleFS => new SimpleFSDirectory(new DirectoryInfo(path)),
             Kind.NativeDirAllRandom => new NativeFSDirectory(path, null, new AllRandom()),
             Kind.NativeDirBuffered => new NativeFSDirectory(path, null, new IoStrategyPolicy(long.MaxValue)),
+            Kind.NativeDirMergeReadMapped => new NativeFSDirectory(path, null, new MergeReads(IoOptions.Mapped | IoOptions.Sequential)),
             _ => throw new ArgumentOutOfRangeException(nameof(k)),
         };
 
@@ -107,6 +110,19 @@ namespace NativeDir.Lucene.Benchmarks
                     return IoOptions.None;
                 return base.ForInput(name, context);
             }
+        }
+
+        /// <summary>Merge inputs opened with the given flags instead of the policy's (direct I/O for
+        /// a large merge).</summary>
+        internal sealed class MergeReads : IoStrategyPolicy
+        {
+            private readonly IoOptions _flags;
+
+            internal MergeReads(IoOptions flags) => _flags = flags;
+
+            public override IoOptions ForInput(IOContext context) =>
+                context != null && context.Context == IOContext.UsageContext.MERGE && !context.ReadOnce
+                    ? _flags : base.ForInput(context);
         }
 
         /// <summary>Every search input mapped with random advice (no read-around).</summary>
@@ -257,6 +273,8 @@ namespace NativeDir.Lucene.Benchmarks
             internal long Queries;
             internal long Hits;
             internal double Seconds;
+            internal long CpuTicks; // the search threads' CPU time (ThreadCpu)
+            internal long SysTicks; // its system part
             internal double[] LatenciesMs = Array.Empty<double>();
 
             internal double Qps => Seconds > 0 ? Queries / Seconds : 0;
@@ -282,11 +300,11 @@ namespace NativeDir.Lucene.Benchmarks
             var sw = Stopwatch.StartNew();
             double deadline = seconds * 1000;
             var lat = new ConcurrentBag<double[]>();
-            long hits = 0;
+            long hits = 0, cpu = 0, sys = 0;
             var ts = Enumerable.Range(0, threads).Select(_ => new Thread(() =>
             {
                 var mine = new List<double>(1024);
-                long h = 0;
+                long h = 0, c0 = ThreadCpu.Ticks(out long s0);
                 for (long i; sw.Elapsed.TotalMilliseconds < deadline && (i = Interlocked.Increment(ref next)) < end;)
                 {
                     long t0 = Stopwatch.GetTimestamp();
@@ -298,11 +316,13 @@ namespace NativeDir.Lucene.Benchmarks
                 }
                 lat.Add(mine.ToArray());
                 Interlocked.Add(ref hits, h);
+                Interlocked.Add(ref cpu, ThreadCpu.Ticks(out long s1) - c0);
+                Interlocked.Add(ref sys, s1 - s0);
             })).ToList();
             ts.ForEach(t => t.Start());
             ts.ForEach(t => t.Join());
             var all = lat.SelectMany(a => a).ToArray();
-            return new Drive { Queries = all.Length, Hits = hits, Seconds = sw.Elapsed.TotalSeconds, LatenciesMs = all };
+            return new Drive { Queries = all.Length, Hits = hits, Seconds = sw.Elapsed.TotalSeconds, CpuTicks = cpu, SysTicks = sys, LatenciesMs = all };
         }
 
         internal sealed class Options
@@ -346,6 +366,8 @@ namespace NativeDir.Lucene.Benchmarks
             cell[prefix + "p99_ms"] = Math.Round(d.Percentile(0.99), 3);
             cell[prefix + "queries"] = d.Queries;
             cell[prefix + "seconds"] = Math.Round(d.Seconds, 3);
+            cell[prefix + "search_cpu_s"] = Math.Round(d.CpuTicks / ThreadCpu.TicksPerSecond, 2);
+            cell[prefix + "search_sys_s"] = Math.Round(d.SysTicks / ThreadCpu.TicksPerSecond, 2);
         }
 
         /// <summary>One search cell: the index evicted, the limit set, the directory opened, the
@@ -408,19 +430,47 @@ namespace NativeDir.Lucene.Benchmarks
         {
             internal static readonly double TicksPerSecond = 100; // USER_HZ on Linux
 
-            internal static long Ticks()
+            internal static long Ticks() => Ticks(out _);
+
+            /// <summary>As <see cref="Ticks()"/>; <paramref name="sys"/> is the system (kernel)
+            /// part: page faults, reads, and the reclaim an allocation does at the cgroup's limit.</summary>
+            internal static long Ticks(out long sys)
             {
+                sys = 0;
                 try
                 {
                     string s = File.ReadAllText("/proc/thread-self/stat");
                     string[] f = s.Substring(s.LastIndexOf(')') + 2).Split(' ');
                     // after the name: state is field 3, utime 14 and stime 15 (1-based)
-                    return long.Parse(f[11], CultureInfo.InvariantCulture) + long.Parse(f[12], CultureInfo.InvariantCulture);
+                    sys = long.Parse(f[12], CultureInfo.InvariantCulture);
+                    return long.Parse(f[11], CultureInfo.InvariantCulture) + sys;
                 }
                 catch (IOException)
                 {
                     return 0;
                 }
+            }
+
+            /// <summary>The machine's idle and I/O-wait time, summed over its CPUs, in clock
+            /// ticks, from /proc/stat; 0 where there is none. Over a window, what the CPUs did not
+            /// spend running anything: near 0, the cell was CPU-bound.</summary>
+            internal static long MachineIdleTicks()
+            {
+                try
+                {
+                    foreach (string line in File.ReadLines("/proc/stat"))
+                    {
+                        if (!line.StartsWith("cpu ", StringComparison.Ordinal))
+                            continue;
+                        string[] f = line.Split(' ', StringSplitOptions.RemoveEmptyEntries);
+                        // cpu user nice system idle iowait ...
+                        return long.Parse(f[4], CultureInfo.InvariantCulture) + long.Parse(f[5], CultureInfo.InvariantCulture);
+                    }
+                }
+                catch (IOException)
+                {
+                }
+                return 0;
             }
         }
 
@@ -458,14 +508,14 @@ namespace NativeDir.Lucene.Benchmarks
                 MergeScheduler = cms,
             };
             var writer = new IndexWriter(dir, cfg);
-            long added = 0, blockedTicks = 0, indexCpu = 0;
+            long added = 0, blockedTicks = 0, indexCpu = 0, indexSys = 0;
             double indexSeconds = 0;
             var stop = new ManualResetEventSlim();
             var indexer = new Thread(() =>
             {
                 var f = new Source.Fields();
                 var sw = Stopwatch.StartNew();
-                long c0 = ThreadCpu.Ticks();
+                long c0 = ThreadCpu.Ticks(out long s0);
                 // an AddDocument this long flushed a segment or waited for merges (the merge
                 // scheduler stalls the indexing thread while too many merges are pending)
                 long slow = Stopwatch.Frequency / 50;
@@ -479,17 +529,22 @@ namespace NativeDir.Lucene.Benchmarks
                     added++;
                 }
                 indexSeconds = sw.Elapsed.TotalSeconds;
-                indexCpu = ThreadCpu.Ticks() - c0;
+                indexCpu = ThreadCpu.Ticks(out long s1) - c0;
+                indexSys = s1 - s0;
             });
             try
             {
                 long m0 = Stopwatch.GetTimestamp();
                 writer.MaybeMerge(); // the merges of the index's segments start now, not at the first flush
                 cell["maybe_merge_s"] = Math.Round(Stopwatch.GetElapsedTime(m0).TotalSeconds, 2);
+                TimeSpan p0 = Process.GetCurrentProcess().TotalProcessorTime;
+                long idle0 = ThreadCpu.MachineIdleTicks();
                 indexer.Start();
                 Drive d = Search(searcher, queries, o.Threads, warm.Queries, -1, o.MergeSeconds);
                 stop.Set();
                 indexer.Join();
+                cell["process_cpu_s"] = Math.Round((Process.GetCurrentProcess().TotalProcessorTime - p0).TotalSeconds, 2);
+                cell["machine_idle_s"] = Math.Round((ThreadCpu.MachineIdleTicks() - idle0) / ThreadCpu.TicksPerSecond, 2);
                 AddDrive(cell, d);
                 cell["docs_added"] = added;
                 cell["docs_per_s"] = Math.Round(indexSeconds > 0 ? added / indexSeconds : 0, 1);
@@ -499,6 +554,7 @@ namespace NativeDir.Lucene.Benchmarks
                 cell["merge_cpu_s"] = Math.Round(Interlocked.Read(ref cms.CpuTicks) / ThreadCpu.TicksPerSecond, 2);
                 cell["indexer_slow_adds_s"] = Math.Round(blockedTicks / (double)Stopwatch.Frequency, 2);
                 cell["indexer_cpu_s"] = Math.Round(indexCpu / ThreadCpu.TicksPerSecond, 2);
+                cell["indexer_sys_s"] = Math.Round(indexSys / ThreadCpu.TicksPerSecond, 2);
                 cell["merge_estimated_bytes"] = cms.EstimatedBytes;
                 string[] fresh = dir.ListAll().Where(n => !original.Contains(n) && n != IndexWriter.WRITE_LOCK_NAME && n != "ltm-index.json"
                     && n != IndexFileNames.SEGMENTS_GEN).ToArray();
@@ -609,7 +665,8 @@ namespace NativeDir.Lucene.Benchmarks
                     cells.Add(cell);
                     Console.WriteLine($"  {Label(k),-62} merging  {cell["qps"],8} q/s  p99 {cell["p99_ms"],8} ms  {cell["docs_per_s"]} docs/s"
                         + $"  {cell["merges"]} merge(s) ({cell["merges_finished"]} done, wall {cell["merge_wall_s"]} s, cpu {cell["merge_cpu_s"]} s);"
-                        + $" indexer cpu {cell["indexer_cpu_s"]} s, slow adds {cell["indexer_slow_adds_s"]} s;"
+                        + $" indexer cpu {cell["indexer_cpu_s"]} s (sys {cell["indexer_sys_s"]}), slow adds {cell["indexer_slow_adds_s"]} s;"
+                        + $" search cpu {cell["search_cpu_s"]} s (sys {cell["search_sys_s"]}), process cpu {cell["process_cpu_s"]} s, idle {cell["machine_idle_s"]} s;"
                         + $" new files {(long)cell["new_files_bytes"] >> 20} MiB, {(long)cell["new_files_cached_bytes"] >> 20} MiB cached");
                 }
             }

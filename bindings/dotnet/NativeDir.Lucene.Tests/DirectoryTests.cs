@@ -136,6 +136,14 @@ namespace NativeDir.Lucene.Tests
                 Assert.True(o.Strategy is IoStrategy.Direct or IoStrategy.DropBehind, o.Strategy.ToString());
             using (var o = (NativeIndexOutput)d.CreateOutput("small", smallMerge))
                 Assert.Equal(IoStrategy.Buffered, o.Strategy);
+            // a large merge reads past the page cache as it writes past it; a small one maps
+            using (var i = (NativeIndexInput)d.OpenInput("f", bigMerge))
+            {
+                Assert.False(i.IsMapped);
+                Assert.True(i.Strategy is IoStrategy.Direct or IoStrategy.DropBehind, i.Strategy.ToString());
+            }
+            using (var i = (NativeIndexInput)d.OpenInput("f", smallMerge))
+                Assert.True(i.IsMapped);
             using (var o = (NativeIndexOutput)d.CreateOutput("flush", new IOContext(new FlushInfo(10, 1L << 30))))
                 Assert.Equal(IoStrategy.Buffered, o.Strategy);
         }

@@ -23,6 +23,9 @@ namespace NativeDir.Lucene.Tests
     {
         private static readonly IOContext Merge = new IOContext(new MergeInfo(10, 64L << 20, false, 1));
 
+        // below IoStrategyPolicy.DefaultMinBytesDirect: read mapped, like the cached segments it merges
+        private static readonly IOContext SmallMerge = new IOContext(new MergeInfo(10, 1L << 20, false, 1));
+
         private const IoOptions M = IoOptions.Mapped;
 
         public static IEnumerable<object[]> Table() => new[]
@@ -43,9 +46,13 @@ namespace NativeDir.Lucene.Tests
             new object[] { "_0.cfs", "read", M },
             new object[] { "segments_2", "read", M },
             new object[] { "noextension", "read", M },
-            // merges read every file front to back; read-once files are not mapped
-            new object[] { "_0.fdt", "merge", M | IoOptions.Sequential },
-            new object[] { "_0_Lucene41_0.doc", "merge", M | IoOptions.Sequential },
+            // a large merge reads every file with direct I/O (no mapping, no advice of the file's
+            // kind); a small one maps it, front to back; read-once files are not mapped
+            new object[] { "_0.fdt", "merge", IoOptions.Merge },
+            new object[] { "_0_Lucene41_0.doc", "merge", IoOptions.Merge },
+            new object[] { "_0.cfs", "merge", IoOptions.Merge },
+            new object[] { "_0.fdt", "smallmerge", M | IoOptions.Sequential },
+            new object[] { "_0_Lucene41_0.doc", "smallmerge", M | IoOptions.Sequential },
             new object[] { "_0.fdt", "readonce", IoOptions.Sequential },
             new object[] { "segments_2", "readonce", IoOptions.Sequential },
         };
@@ -55,6 +62,7 @@ namespace NativeDir.Lucene.Tests
             "read" => IOContext.READ,
             "default" => IOContext.DEFAULT,
             "readonce" => IOContext.READ_ONCE,
+            "smallmerge" => SmallMerge,
             _ => Merge,
         };
 
@@ -70,7 +78,8 @@ namespace NativeDir.Lucene.Tests
         {
             var policy = new NoAdvice();
             Assert.Equal(M, policy.ForInput("_0.fdt", IOContext.READ));
-            Assert.Equal(M | IoOptions.Sequential, policy.ForInput("_0.fdt", Merge));
+            Assert.Equal(M | IoOptions.Sequential, policy.ForInput("_0.fdt", SmallMerge));
+            Assert.Equal(IoOptions.Merge, policy.ForInput("_0.fdt", Merge));
         }
 
         private sealed class NoAdvice : IoStrategyPolicy
@@ -102,7 +111,7 @@ namespace NativeDir.Lucene.Tests
 
         [Theory]
         [InlineData("read")]
-        [InlineData("merge")]
+        [InlineData("smallmerge")]
         public void CompoundSubFilesHoldTheirOwnAdvice(string ctx)
         {
             SkipUnlessSmaps();

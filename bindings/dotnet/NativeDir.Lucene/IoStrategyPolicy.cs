@@ -28,26 +28,35 @@ namespace NativeDir.Lucene
         /// file system refuses it) so a merge does not evict the pages searches are reading.</summary>
         public virtual IoOptions ForOutput(IOContext context)
         {
-            if (context != null && context.Context == IOContext.UsageContext.MERGE
-                && context.MergeInfo != null && context.MergeInfo.EstimatedMergeBytes >= MinBytesDirect)
-                return IoOptions.Merge;
-            return IoOptions.None;
+            return IsLargeMerge(context) ? IoOptions.Merge : IoOptions.None;
         }
 
         /// <summary>Flags for an input opened in <paramref name="context"/>: read-once inputs
         /// (checksums, segments_N, .si) read sequentially through the library's buffer instead of
-        /// mapping the file; everything else (searches, and merges reading segments that searches
-        /// also read) is mapped, so byte reads are loads from the page cache. Merges read with
-        /// sequential advice; the access advice of a search input depends on the file, not only
-        /// the context (see <see cref="ForInput(string, IOContext)"/>).</summary>
+        /// mapping the file; a large merge (estimated at or above <see cref="MinBytesDirect"/>, as
+        /// for its output) reads its segments with <see cref="IoOptions.Merge"/>, direct I/O that
+        /// neither fills the page cache nor evicts what searches hold there (a direct read takes
+        /// cached pages as they are), as NativeUnixDirectory reads merges; everything else
+        /// (searches, small merges of freshly flushed, still cached segments) is mapped, so byte
+        /// reads are loads from the page cache, small merges with sequential advice. The access
+        /// advice of a search input depends on the file, not only the context (see
+        /// <see cref="ForInput(string, IOContext)"/>).</summary>
         public virtual IoOptions ForInput(IOContext context)
         {
             if (context != null && context.ReadOnce)
                 return IoOptions.Sequential;
+            if (IsLargeMerge(context))
+                return IoOptions.Merge;
             if (context != null && context.Context == IOContext.UsageContext.MERGE)
                 return IoOptions.Mapped | IoOptions.Sequential;
             return IoOptions.Mapped;
         }
+
+        /// <summary>A merge estimated at or above <see cref="MinBytesDirect"/>: its inputs and
+        /// outputs bypass the page cache.</summary>
+        protected bool IsLargeMerge(IOContext? context) =>
+            context != null && context.Context == IOContext.UsageContext.MERGE
+            && context.MergeInfo != null && context.MergeInfo.EstimatedMergeBytes >= MinBytesDirect;
 
         /// <summary>Flags for the file <paramref name="name"/> (a file of the directory, or a
         /// sub-file of a compound file: its slice is advised on its own range of the mapping)
@@ -57,7 +66,7 @@ namespace NativeDir.Lucene
         public virtual IoOptions ForInput(string name, IOContext context)
         {
             IoOptions flags = ForInput(context);
-            if ((flags & (IoOptions.Random | IoOptions.Sequential)) == 0)
+            if ((flags & (IoOptions.Random | IoOptions.Sequential | IoOptions.Merge)) == 0)
                 flags |= AdviceFor(name);
             return flags;
         }
