@@ -47,9 +47,9 @@
 #define MEM_GROUP "LargerThanMemory"
 #define RES_GROUP "PrefetchResident"
 /* LargerThanMemory's timed reads, all rows and runs together (the fill of
- * each run's cgroup and the process around it come on top: about 20 s more
+ * each run's cgroup and the process around it come on top: about 15 s more
  * on the development machine) */
-#define MEM_BUDGET_MS 50000.0
+#define MEM_BUDGET_MS 30000.0
 #define MEM_BUDGET_QUICK_MS 8000.0
 #define MEM_MIN_RUN_MS 250.0
 #define BATCH 32

@@ -11,7 +11,7 @@ out="${ND_BENCH_OUT:-$build/results}"
 mkdir -p "$out"
 dll="$build/bindings/dotnet/artifacts/bin/NativeDir.Lucene.Benchmarks/release/NativeDir.Lucene.Benchmarks.dll"
 [ -f "$dll" ] || cmake --build "$build" --target nativedir_lucene_bench
-rounds=7
+rounds=5
 quick=()
 [ "${ND_BENCH_QUICK:-0}" = 1 ] && rounds=3 && quick=(--quick)
 raw="$build/bindings/dotnet/monobench/rounds.json"

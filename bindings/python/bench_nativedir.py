@@ -1013,13 +1013,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     default_out = os.environ.get("ND_BENCH_OUT") or os.path.join("build", "bench", "results")
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size-mib", type=int, default=None, help="file size (default 64; 8 with --quick)")
-    ap.add_argument("--runs", type=int, default=None, help="measured rounds (default 15; 5 with --quick)")
+    ap.add_argument("--runs", type=int, default=None, help="measured rounds (default 11; 5 with --quick)")
     ap.add_argument("--random-reads", type=int, default=20000)
     ap.add_argument("--ring-mib", type=int, default=None,
                     help="the cold file of the ring groups (default 1024; 16 with --quick)")
     ap.add_argument("--ring-reads", type=int, default=None,
                     help="reads per round of the cold ring group, twice that cached "
-                         "(default 16384; 512 with --quick)")
+                         "(default 8192; 512 with --quick)")
     ap.add_argument("--ring-runs", type=int, default=None,
                     help="measured rounds of the ring groups (default 5; 2 with --quick)")
     ap.add_argument("--ltm-mib", type=int, default=None,
@@ -1041,9 +1041,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                          "groups: steadier on a machine busy with other work")
     args = ap.parse_args(argv)
     args.size_mib = args.size_mib or (8 if args.quick else 64)
-    args.runs = args.runs or (5 if args.quick else 15)
+    args.runs = args.runs or (5 if args.quick else 11)
     args.ring_mib = args.ring_mib or (16 if args.quick else 1024)
-    args.ring_reads = args.ring_reads or (512 if args.quick else 16384)
+    args.ring_reads = args.ring_reads or (512 if args.quick else 8192)
     args.ring_runs = args.ring_runs or (2 if args.quick else 5)
     if args.quick:
         args.random_reads = min(args.random_reads, 5000)
