@@ -134,7 +134,7 @@ namespace NativeDir.Lucene.Benchmarks
             // within minutes. Fast reads: a short throughput job; heavy operations (seconds each):
             // one invocation per iteration.
             Job fast = Job.Default.WithToolchain(InProcessEmitToolchain.Instance)
-                .WithLaunchCount(1).WithWarmupCount(2).WithIterationCount(quick ? 3 : 9)
+                .WithLaunchCount(1).WithWarmupCount(1).WithIterationCount(quick ? 3 : 7)
                 .WithIterationTime(TimeInterval.FromMilliseconds(quick ? 50 : 150)).WithId("Short");
             Job heavy = Job.Default.WithToolchain(InProcessEmitToolchain.Instance)
                 .WithStrategy(RunStrategy.Monitoring).WithLaunchCount(1).WithWarmupCount(2)
