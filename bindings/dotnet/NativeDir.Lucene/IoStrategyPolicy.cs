@@ -35,12 +35,12 @@ namespace NativeDir.Lucene
         /// (checksums, segments_N, .si) read sequentially through the library's buffer instead of
         /// mapping the file; a large merge (estimated at or above <see cref="MinBytesDirect"/>, as
         /// for its output) reads its segments with <see cref="IoOptions.Merge"/>, direct I/O that
-        /// neither fills the page cache nor evicts what searches hold there (a direct read takes
-        /// cached pages as they are), as NativeUnixDirectory reads merges; everything else
-        /// (searches, small merges of freshly flushed, still cached segments) is mapped, so byte
-        /// reads are loads from the page cache, small merges with sequential advice. The access
-        /// advice of a search input depends on the file, not only the context (see
-        /// <see cref="ForInput(string, IOContext)"/>).</summary>
+        /// neither fills the page cache nor evicts what searches hold there (a direct read goes
+        /// to the device and leaves the cached pages as they are), as NativeUnixDirectory reads
+        /// merges; everything else (searches, small merges of freshly flushed, still cached
+        /// segments) is mapped, so byte reads are loads from the page cache, small merges with
+        /// sequential advice. The access advice of a search input depends on the file, not only
+        /// the context (see <see cref="ForInput(string, IOContext)"/>).</summary>
         public virtual IoOptions ForInput(IOContext context)
         {
             if (context != null && context.ReadOnce)
