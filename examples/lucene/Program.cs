@@ -9,7 +9,7 @@ using NativeDir.Lucene;
 string path = args.Length > 0 ? args[0] : "example-index";
 const LuceneVersion version = LuceneVersion.LUCENE_48;
 
-// where FSDirectory.Open(path) would be: reads are mapped, merges write with direct I/O
+// where FSDirectory.Open(path) would be: searches read mapped, large merges read and write with direct I/O
 using var dir = new NativeFSDirectory(path);
 using (var writer = new IndexWriter(dir, new IndexWriterConfig(version, new StandardAnalyzer(version))
        { OpenMode = OpenMode.CREATE }))
