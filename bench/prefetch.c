@@ -47,7 +47,7 @@
 #define MEM_GROUP "LargerThanMemory"
 #define RES_GROUP "PrefetchResident"
 /* LargerThanMemory's timed reads, all rows and runs together (the fill of
- * each run's cgroup and the process around it come on top: about 15 s more
+ * each run's cgroup and the process around it come on top: about 10 s more
  * on the development machine) */
 #define MEM_BUDGET_MS 30000.0
 #define MEM_BUDGET_QUICK_MS 8000.0
