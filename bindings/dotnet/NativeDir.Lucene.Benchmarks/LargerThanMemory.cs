@@ -293,11 +293,18 @@ namespace NativeDir.Lucene.Benchmarks
         /// <paramref name="start"/> on, each taking the next from a shared counter (as a server's
         /// threads take requests), each a results page: the top 10 and their stored documents.
         /// Stops after <paramref name="max"/> queries or at <paramref name="seconds"/>, whichever
-        /// comes first.</summary>
-        internal static Drive Search(IndexSearcher searcher, Query[] queries, int threads, long start, long max, double seconds)
+        /// comes first. With a <paramref name="rate"/> (queries a second, all threads together)
+        /// query n of the window is due n / rate seconds after its start and is not started
+        /// before; its latency counts from when it was due, so a directory that falls behind
+        /// shows it in its latency rather than by asking for less (an open-loop load). Without
+        /// one every thread runs its next query as soon as the last is done (a closed loop: the
+        /// faster the directory, the more of the CPU its searches take).</summary>
+        internal static Drive Search(IndexSearcher searcher, Query[] queries, int threads, long start, long max, double seconds,
+            double rate = 0)
         {
             long next = start - 1, end = max >= 0 ? start + max : long.MaxValue;
             var sw = Stopwatch.StartNew();
+            long begin = Stopwatch.GetTimestamp();
             double deadline = seconds * 1000;
             var lat = new ConcurrentBag<double[]>();
             long hits = 0, cpu = 0, sys = 0;
@@ -308,6 +315,15 @@ namespace NativeDir.Lucene.Benchmarks
                 for (long i; sw.Elapsed.TotalMilliseconds < deadline && (i = Interlocked.Increment(ref next)) < end;)
                 {
                     long t0 = Stopwatch.GetTimestamp();
+                    if (rate > 0)
+                    {
+                        t0 = begin + (long)((i - start) / rate * Stopwatch.Frequency);
+                        long early = t0 - Stopwatch.GetTimestamp();
+                        if (early > 0)
+                            Thread.Sleep(TimeSpan.FromTicks(early * TimeSpan.TicksPerSecond / Stopwatch.Frequency));
+                        if (sw.Elapsed.TotalMilliseconds >= deadline)
+                            break; // due after the window
+                    }
                     TopDocs top = searcher.Search(queries[i % queries.Length], 10);
                     h += top.TotalHits;
                     foreach (ScoreDoc sd in top.ScoreDocs)
@@ -335,6 +351,9 @@ namespace NativeDir.Lucene.Benchmarks
             internal double WindowSeconds = 3;
             internal double MergeLimit = 0.25;
             internal double MergeSeconds = 8;
+            // the offered search rate of the merge cell's second window: about half of what the
+            // slowest built-in serves unpaced at its limit, so that every directory keeps up
+            internal double MergeRate = 150;
             internal int Rounds = 1;
             internal bool Merges = true;
             internal int QueryCount = 2000;
@@ -452,6 +471,22 @@ namespace NativeDir.Lucene.Benchmarks
                 }
             }
 
+            /// <summary>How long the calling thread has waited, runnable, for a CPU, in seconds,
+            /// from /proc/thread-self/schedstat; 0 where there is none. A thread's wall time is its
+            /// CPU time, this wait, and the time it was blocked (I/O, locks, stalls).</summary>
+            internal static double RunQueueSeconds()
+            {
+                try
+                {
+                    string[] f = File.ReadAllText("/proc/thread-self/schedstat").Split(' ');
+                    return long.Parse(f[1], CultureInfo.InvariantCulture) / 1e9;
+                }
+                catch (IOException)
+                {
+                    return 0;
+                }
+            }
+
             /// <summary>The machine's idle and I/O-wait time, summed over its CPUs, in clock
             /// ticks, from /proc/stat; 0 where there is none. Over a window, what the CPUs did not
             /// spend running anything: near 0, the cell was CPU-bound.</summary>
@@ -475,11 +510,14 @@ namespace NativeDir.Lucene.Benchmarks
             }
         }
 
-        /// <summary>One merge cell: as a search cell, then for the window one more thread adds
-        /// documents to the index through an IndexWriter whose merge policy merges the index's
-        /// segments four at a time (run at once, on the merge scheduler's thread), while the
-        /// searches go on; at the end the writer is rolled back (the new files deleted, the index
-        /// as it was).</summary>
+        /// <summary>One merge cell: as a search cell, then one more thread adds documents to the
+        /// index through an IndexWriter whose merge policy merges the index's segments four at a
+        /// time (run at once, on the merge scheduler's thread), while the searches go on for two
+        /// windows: unpaced (the search rate and latency), then at a fixed offered rate, the same
+        /// for every directory (the indexing rate: with unpaced searches on 2 cores the indexer's
+        /// share of the CPU is what the searches leave, so the faster a directory searches, the
+        /// slower it would seem to index). At the end the writer is rolled back (the new files
+        /// deleted, the index as it was).</summary>
         internal static Dictionary<string, object> MergeCell(Kind k, Built idx, Source source, Query[] queries, Options o)
         {
             double pct = o.MergeLimit;
@@ -510,13 +548,14 @@ namespace NativeDir.Lucene.Benchmarks
             };
             var writer = new IndexWriter(dir, cfg);
             long added = 0, blockedTicks = 0, indexCpu = 0, indexSys = 0;
-            double indexSeconds = 0;
+            double indexSeconds = 0, indexWait = 0;
             var stop = new ManualResetEventSlim();
             var indexer = new Thread(() =>
             {
                 var f = new Source.Fields();
                 var sw = Stopwatch.StartNew();
                 long c0 = ThreadCpu.Ticks(out long s0);
+                double w0 = ThreadCpu.RunQueueSeconds();
                 // an AddDocument this long flushed a segment or waited for merges (the merge
                 // scheduler stalls the indexing thread while too many merges are pending)
                 long slow = Stopwatch.Frequency / 50;
@@ -532,6 +571,7 @@ namespace NativeDir.Lucene.Benchmarks
                 indexSeconds = sw.Elapsed.TotalSeconds;
                 indexCpu = ThreadCpu.Ticks(out long s1) - c0;
                 indexSys = s1 - s0;
+                indexWait = ThreadCpu.RunQueueSeconds() - w0;
             });
             try
             {
@@ -540,15 +580,32 @@ namespace NativeDir.Lucene.Benchmarks
                 cell["maybe_merge_s"] = Math.Round(Stopwatch.GetElapsedTime(m0).TotalSeconds, 2);
                 TimeSpan p0 = Process.GetCurrentProcess().TotalProcessorTime;
                 long idle0 = ThreadCpu.MachineIdleTicks();
+                TimeSpan gcPause0 = GC.GetTotalPauseDuration();
+                long alloc0 = GC.GetTotalAllocatedBytes(), gcs0 = GC.CollectionCount(0);
                 indexer.Start();
+                var isw = Stopwatch.StartNew();
                 Drive d = Search(searcher, queries, o.Threads, warm.Queries, -1, o.MergeSeconds);
+                long unpacedAdded = Volatile.Read(ref added);
+                double unpacedSeconds = isw.Elapsed.TotalSeconds;
+                Drive paced = Search(searcher, queries, o.Threads, warm.Queries + d.Queries, -1, o.MergeSeconds, o.MergeRate);
+                long pacedAdded = Volatile.Read(ref added) - unpacedAdded;
+                double pacedSeconds = isw.Elapsed.TotalSeconds - unpacedSeconds;
                 stop.Set();
                 indexer.Join();
                 cell["process_cpu_s"] = Math.Round((Process.GetCurrentProcess().TotalProcessorTime - p0).TotalSeconds, 2);
                 cell["machine_idle_s"] = Math.Round((ThreadCpu.MachineIdleTicks() - idle0) / ThreadCpu.TicksPerSecond, 2);
+                // a collection suspends every managed thread, the indexer's too
+                cell["gc_pause_s"] = Math.Round((GC.GetTotalPauseDuration() - gcPause0).TotalSeconds, 2);
+                cell["gc_count"] = GC.CollectionCount(0) - gcs0;
+                cell["allocated_bytes"] = GC.GetTotalAllocatedBytes() - alloc0;
                 AddDrive(cell, d);
                 cell["docs_added"] = added;
-                cell["docs_per_s"] = Math.Round(indexSeconds > 0 ? added / indexSeconds : 0, 1);
+                cell["docs_per_s_unpaced"] = Math.Round(unpacedAdded / unpacedSeconds, 1);
+                cell["docs_per_s"] = Math.Round(pacedAdded / pacedSeconds, 1);
+                cell["paced_rate"] = o.MergeRate;
+                cell["paced_qps"] = Math.Round(paced.Qps, 2);
+                cell["paced_p99_ms"] = Math.Round(paced.Percentile(0.99), 3);
+                cell["paced_search_cpu_s"] = Math.Round(paced.CpuTicks / ThreadCpu.TicksPerSecond, 2);
                 cell["merges"] = cms.Merges;
                 cell["merges_finished"] = cms.Finished;
                 cell["merge_wall_s"] = Math.Round(Interlocked.Read(ref cms.WallTicks) / (double)Stopwatch.Frequency, 2);
@@ -556,6 +613,8 @@ namespace NativeDir.Lucene.Benchmarks
                 cell["indexer_slow_adds_s"] = Math.Round(blockedTicks / (double)Stopwatch.Frequency, 2);
                 cell["indexer_cpu_s"] = Math.Round(indexCpu / ThreadCpu.TicksPerSecond, 2);
                 cell["indexer_sys_s"] = Math.Round(indexSys / ThreadCpu.TicksPerSecond, 2);
+                cell["indexer_runqueue_s"] = Math.Round(indexWait, 2);
+                cell["indexer_blocked_s"] = Math.Round(Math.Max(0, indexSeconds - indexCpu / ThreadCpu.TicksPerSecond - indexWait), 2);
                 cell["merge_estimated_bytes"] = cms.EstimatedBytes;
                 string[] fresh = dir.ListAll().Where(n => !original.Contains(n) && n != IndexWriter.WRITE_LOCK_NAME && n != "ltm-index.json"
                     && n != IndexFileNames.SEGMENTS_GEN).ToArray();
@@ -664,10 +723,12 @@ namespace NativeDir.Lucene.Benchmarks
                     cell["round"] = round;
                     cell["kind"] = "merge";
                     cells.Add(cell);
-                    Console.WriteLine($"  {Label(k),-62} merging  {cell["qps"],8} q/s  p99 {cell["p99_ms"],8} ms  {cell["docs_per_s"]} docs/s"
+                    Console.WriteLine($"  {Label(k),-62} merging  {cell["qps"],8} q/s  p99 {cell["p99_ms"],8} ms  {cell["docs_per_s_unpaced"]} docs/s;"
+                        + $" searches at {cell["paced_rate"]} q/s: {cell["paced_qps"]} q/s, p99 {cell["paced_p99_ms"]} ms, search cpu {cell["paced_search_cpu_s"]} s, {cell["docs_per_s"]} docs/s;"
                         + $"  {cell["merges"]} merge(s) ({cell["merges_finished"]} done, wall {cell["merge_wall_s"]} s, cpu {cell["merge_cpu_s"]} s);"
-                        + $" indexer cpu {cell["indexer_cpu_s"]} s (sys {cell["indexer_sys_s"]}), slow adds {cell["indexer_slow_adds_s"]} s;"
+                        + $" indexer cpu {cell["indexer_cpu_s"]} s (sys {cell["indexer_sys_s"]}), slow adds {cell["indexer_slow_adds_s"]} s, waiting for a CPU {cell["indexer_runqueue_s"]} s, blocked {cell["indexer_blocked_s"]} s;"
                         + $" search cpu {cell["search_cpu_s"]} s (sys {cell["search_sys_s"]}), process cpu {cell["process_cpu_s"]} s, idle {cell["machine_idle_s"]} s;"
+                        + $" gc {cell["gc_count"]} ({cell["gc_pause_s"]} s paused, {(long)cell["allocated_bytes"] >> 20} MiB allocated);"
                         + $" new files {(long)cell["new_files_bytes"] >> 20} MiB, {(long)cell["new_files_cached_bytes"] >> 20} MiB cached");
                 }
             }
@@ -678,6 +739,7 @@ namespace NativeDir.Lucene.Benchmarks
                 ["index_reused"] = idx.Reused, ["build_seconds"] = Math.Round(idx.BuildSeconds, 1), ["key"] = Path.GetFileName(idx.Path),
                 ["threads"] = o.Threads, ["queries"] = queries.Length, ["vocabulary"] = o.Vocabulary,
                 ["warm_seconds"] = o.WarmSeconds, ["window_seconds"] = o.WindowSeconds, ["merge_seconds"] = o.MergeSeconds,
+                ["merge_rate"] = o.MergeRate,
                 ["merge_limit_pct"] = Math.Round(o.MergeLimit * 100), ["rounds"] = o.Rounds,
                 ["seconds"] = Math.Round(total.Elapsed.TotalSeconds, 1), ["cells"] = cells,
             };
@@ -706,7 +768,11 @@ namespace NativeDir.Lucene.Benchmarks
                 Ok((long)c["cgroup_limit_bytes"] >= (long)c["cache_budget_bytes"], $"{name}: cgroup limit {c["cgroup_limit_bytes"]} >= budget {c["cache_budget_bytes"]}");
                 Ok((long)c["cgroup_file_bytes"] <= (long)c["cgroup_limit_bytes"], $"{name}: page cache {c["cgroup_file_bytes"]} within the limit");
                 if ((string)c["kind"] == "merge")
+                {
                     Ok((long)c["docs_added"] > 0 && (int)c["merges"] > 0, $"{name}: {c["docs_added"]} docs added, {c["merges"]} merge(s)");
+                    Ok((double)c["docs_per_s"] > 0 && (double)c["docs_per_s_unpaced"] > 0, $"{name}: indexed in both windows");
+                    Ok((double)c["paced_qps"] > 0, $"{name}: {c["paced_qps"]} q/s searched at {c["paced_rate"]} q/s offered");
+                }
             }
         }
     }

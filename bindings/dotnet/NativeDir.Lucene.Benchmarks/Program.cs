@@ -74,7 +74,7 @@ namespace NativeDir.Lucene.Benchmarks
         }
 
         /// <summary>--ltm-cache DIR [--ltm-build] [--verify | --quick] [--out F] [--ltm-kinds K,K]
-        /// [--ltm-limits P,P|none] [--ltm-rounds N] [--ltm-window S] [--ltm-docs N] [--no-merges]: the
+        /// [--ltm-limits P,P|none] [--ltm-rounds N] [--ltm-window S] [--ltm-merge-window S] [--ltm-merge-rate Q] [--ltm-docs N] [--no-merges]: the
         /// larger-than-memory search and search-while-merging cells (LargerThanMemory.cs), the
         /// index cached in DIR; --ltm-build builds it and nothing else.</summary>
         private static int Ltm(string[] args, string cache, string dir)
@@ -106,6 +106,8 @@ namespace NativeDir.Lucene.Benchmarks
                 o.WarmSeconds = double.Parse(warm, CultureInfo.InvariantCulture);
             if (Arg(args, "--ltm-merge-window") is string mwin)
                 o.MergeSeconds = double.Parse(mwin, CultureInfo.InvariantCulture);
+            if (Arg(args, "--ltm-merge-rate") is string mrate)
+                o.MergeRate = double.Parse(mrate, CultureInfo.InvariantCulture);
             if (Arg(args, "--ltm-vocabulary") is string voc)
                 o.Vocabulary = int.Parse(voc, CultureInfo.InvariantCulture);
             if (Arg(args, "--ltm-queries") is string qc)

@@ -11,9 +11,13 @@ Groups:
                             >= 1.2x at 25%, >= 1.0x at 100%, judged per round.
   SearchLargerThanMemoryP99 the same cells' 99th-percentile query latency (ms, lower is better)
   SearchWhileMerging        search queries a second and p99 while one more thread indexes with
-                            merges running (target >= 1.3x the best built-in), indexing
-                            documents a second (target >= 0.9x), and the page cache the new
-                            (merged and flushed) files held at the end (MiB, lower is better)
+                            merges running (target >= 1.3x the best built-in); then, with the
+                            searches at a fixed offered rate, the same for every directory:
+                            indexing documents a second (target >= 0.9x) and the search p99;
+                            indexing beside the unpaced searches (no target: there the
+                            indexer's share of the CPU is what the searches leave); and the page
+                            cache the new (merged and flushed) files held at the end (MiB, lower
+                            is better)
 
 A ratio's verdict is the median over rounds of the ratio within a round (every cell of a limit
 runs back to back in a round); with one round that is the plain ratio. Each row carries its
@@ -120,16 +124,22 @@ def convert(ltm):
     if merges:
         qps, p99 = by_round(merges, "qps"), by_round(merges, "p99_ms")
         docs, fresh = by_round(merges, "docs_per_s"), by_round(merges, "new_files_cached_bytes")
+        docs_unpaced = by_round(merges, "docs_per_s_unpaced")
+        paced_p99 = by_round(merges, "paced_p99_ms")
+        rate = merges[0]["paced_rate"]
         name = labels(merges)
         builtins = [d for d in BUILTINS if d in qps]
         pct = merges[0]["limit_pct"]
         if builtins:
             best_q = max(builtins, key=lambda d: median(qps[d]))
             best_d = max(builtins, key=lambda d: median(docs[d]))
+            best_du = max(builtins, key=lambda d: median(docs_unpaced[d]))
+            best_pp = min(builtins, key=lambda d: median(paced_p99[d]))
             best_c = min(builtins, key=lambda d: median(fresh[d]))
-            common = "%s; %.0f%% of the index as page cache; one more thread adds documents for "\
-                     "%.0f s with merges of the index's segments running, then rolls back" % (
-                         idx, pct, ltm["merge_seconds"])
+            common = "%s; %.0f%% of the index as page cache; one more thread adds documents with "\
+                     "merges of the index's segments running, then rolls back: %.0f s with the "\
+                     "searches unpaced, then %.0f s with them at %.0f q/s offered" % (
+                         idx, pct, ltm["merge_seconds"], ltm["merge_seconds"], rate)
             for d in qps:
                 mine = [c for c in merges if c["directory"] == d]
                 merged = median([c["merges"] for c in mine])
@@ -141,8 +151,12 @@ def convert(ltm):
                 for grp, suffix, vals, best, unit, higher, tgt in (
                         ("SearchWhileMerging", "search", qps, best_q, "q/s", True, MERGE_QPS_TARGET),
                         ("SearchWhileMerging", "search p99", p99, best_q, "ms", False, None),
-                        ("SearchWhileMerging", "indexing", docs, best_d, "docs/s", True,
-                         MERGE_DOCS_TARGET),
+                        ("SearchWhileMerging", "indexing, searches at %.0f q/s" % rate, docs,
+                         best_d, "docs/s", True, MERGE_DOCS_TARGET),
+                        ("SearchWhileMerging", "search p99 at %.0f q/s" % rate, paced_p99, best_pp,
+                         "ms", False, None),
+                        ("SearchWhileMerging", "indexing, searches unpaced", docs_unpaced, best_du,
+                         "docs/s", True, None),
                         ("SearchWhileMerging", "new files' page cache", {k: [v / MIB for v in vs]
                                                                           for k, vs in fresh.items()},
                          best_c, "MiB", False, None)):
