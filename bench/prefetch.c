@@ -7,7 +7,9 @@
  * fresh mapping), read in batches of 32: without prefetch, and with
  * nd_input_prefetch of the whole batch first, mapped and buffered. The same
  * pairs again with the file cached (the mapping populated at open), where
- * prefetch must cost next to nothing (its back-off). Beside them fio's own
+ * prefetch must cost next to nothing (its back-off); a warm pair is measured
+ * in one run, its batches alternating, so that the cache's drift between
+ * runs does not decide which row wins (run_warm_pair). Beside them fio's own
  * random-read rate at queue depth 32 on the same file. Rates in blocks per
  * second. Targets: prefetch >= 3x no prefetch cold, >= 1/1.1 of it warm.
  *
@@ -155,6 +157,13 @@ static void warm_file(void)
 /* nativedir's reads, a bare pread loop, fio, and the probe of fio's own memory */
 enum { PF_ND, PF_RAW, PF_FIO, PF_PROBE };
 
+/* a warm pair's last measurement: [0] without prefetch, [1] with */
+typedef struct {
+    int fresh; /* measured this round; the other row has yet to take its half */
+    double ms[2], cpu[2], ops[2];
+    double cached;
+} warm_pair;
+
 typedef struct {
     uint32_t flags;
     int prefetch;
@@ -162,6 +171,7 @@ typedef struct {
     int kind; /* PF_ND, PF_RAW or PF_FIO (LargerThanMemory's baselines) */
     const char *who;
     uint8_t *buf;
+    warm_pair *pair; /* the warm rows' shared measurement */
 } pf_ctx;
 
 /* `budget_ms` 0: all `count` reads */
@@ -183,23 +193,62 @@ static double timed_reads(pf_ctx *c, int count, double budget_ms, run_out *out)
 static double run_pf_row(bench *b, void *vctx, run_out *out)
 {
     pf_ctx *c = vctx;
-    if (c->cold) {
-        evict(P.dirfd, P.name);
-    } else if (cached_percent(P.dirfd, P.name) < 100.0) {
-        /* A warm run reloads the file only when some of it is gone (re-reading
-         * a cached file marks its pages accessed again, and the mapped reads
-         * after it are about 10% slower). The first pass of reads after a
-         * reload from the device is about 15% faster than every later one, so
-         * one untimed pass follows it: otherwise whichever row of a warm pair
-         * ran first won by that much, far more than the 1-2% a prefetch of
-         * resident blocks costs. Every timed warm run sees the settled cache. */
-        warm_file();
-        run_out settle;
-        timed_reads(c, P.warm_reads, 0, &settle);
-    }
-    double ms = timed_reads(c, c->cold ? P.reads : P.warm_reads, 0, out);
+    evict(P.dirfd, P.name);
+    double ms = timed_reads(c, P.reads, 0, out);
     out->cached = cached_percent(P.dirfd, P.name);
     return ms;
+}
+
+/* The two warm rows of a strategy are measured in one run, batch by batch
+ * in ABBA order (0 1 1 0 0 1 1 0 ...: each first as often as second), each
+ * half of the reads, on one input. A prefetch of resident blocks costs 1-2%;
+ * the cache's own drift is larger (the first pass of reads after the file is
+ * reloaded from the device is about 15% faster than the later ones, and
+ * re-reading a cached file slows the mapped reads after it by about 10%), so
+ * two rows run one after the other measured mostly which of them ran first. */
+static void measure_warm_pair(pf_ctx *c)
+{
+    warm_pair *p = c->pair;
+    if (cached_percent(P.dirfd, P.name) < 100.0)
+        warm_file();
+    memset(p->ms, 0, sizeof(p->ms));
+    memset(p->cpu, 0, sizeof(p->cpu));
+    memset(p->ops, 0, sizeof(p->ops));
+    nd_handle in;
+    uint32_t flags = c->flags | ((c->flags & ND_IO_MMAP) ? ND_IO_PRELOAD : 0);
+    nd_check(nd_open_input(P.nd_dir, P.name, flags, &in), "nd_open_input");
+    for (int at = 0, batch = 0; at < P.warm_reads; at += BATCH, batch++) {
+        int v = (batch ^ (batch >> 1)) & 1; /* 1: this batch is prefetched */
+        int n = P.warm_reads - at < BATCH ? P.warm_reads - at : BATCH;
+        double c0 = cpu_ms(), t0 = now_ms();
+        if (v)
+            for (int j = at; j < at + n; j++)
+                nd_check(nd_input_prefetch(in, P.offsets[j], P.lens[j]), "nd_input_prefetch");
+        for (int j = at; j < at + n; j++) {
+            nd_check(nd_read_bytes(in, P.offsets[j], c->buf, P.lens[j]), "nd_read_bytes");
+            check_block(c->buf, P.offsets[j], P.lens[j], c->who);
+        }
+        p->ms[v] += now_ms() - t0;
+        p->cpu[v] += cpu_ms() - c0;
+        p->ops[v] += n;
+    }
+    nd_check(nd_close(in), "nd_close");
+    p->cached = cached_percent(P.dirfd, P.name);
+}
+
+/* Whichever row of the pair runs first in a round measures both; the other
+ * takes its half of that measurement (every round runs each row once). */
+static double run_warm_pair(bench *b, void *vctx, run_out *out)
+{
+    pf_ctx *c = vctx;
+    warm_pair *p = c->pair;
+    if (!p->fresh)
+        measure_warm_pair(c);
+    p->fresh = !p->fresh;
+    out->cpu = p->cpu[c->prefetch];
+    out->ops = p->ops[c->prefetch];
+    out->cached = p->cached;
+    return p->ms[c->prefetch];
 }
 
 static double run_fio_row(bench *b, void *vctx, run_out *out)
@@ -440,6 +489,7 @@ static void cold_prefetch_group(bench *b)
                 "installs it): the device's QD32 rate is MISSING from the group\n\n",
                 GROUP);
     }
+    static warm_pair pairs[2];
     for (int s = 0; s < 2; s++) {
         uint32_t flags = ND_IO_RANDOM | (s == 0 ? ND_IO_MMAP : 0);
         snprintf(note, sizeof(note),
@@ -447,15 +497,18 @@ static void cold_prefetch_group(bench *b)
                  "before each run, a fresh input each run",
                  P.reads, BATCH, mib);
         queue(GROUP, cold_rows[s][0], s == 0 ? NULL : cold_rows[0][0],
-              (pf_ctx){flags, 0, 1, 0, NULL, NULL}, run_pf_row, note);
-        queue(GROUP, cold_rows[s][1], cold_rows[s][0], (pf_ctx){flags, 1, 1, 0, NULL, NULL},
+              (pf_ctx){flags, 0, 1, 0, NULL, NULL, NULL}, run_pf_row, note);
+        queue(GROUP, cold_rows[s][1], cold_rows[s][0], (pf_ctx){flags, 1, 1, 0, NULL, NULL, NULL},
               run_pf_row, note);
+        pairs[s] = (warm_pair){0};
         snprintf(note, sizeof(note),
-                 "%d reads of 4-16 KiB in batches of %d, %lld MiB file cached%s", P.warm_reads,
-                 BATCH, mib, s == 0 ? ", mapping populated at open" : "");
-        queue(GROUP, warm_rows[s][0], NULL, (pf_ctx){flags, 0, 0, 0, NULL, NULL}, run_pf_row, note);
-        queue(GROUP, warm_rows[s][1], warm_rows[s][0], (pf_ctx){flags, 1, 0, 0, NULL, NULL},
-              run_pf_row, note);
+                 "%d reads of 4-16 KiB in batches of %d, %lld MiB file cached%s; in one run "
+                 "with its pair, batches alternating (ABBA)",
+                 P.warm_reads / 2, BATCH, mib, s == 0 ? ", mapping populated at open" : "");
+        queue(GROUP, warm_rows[s][0], NULL, (pf_ctx){flags, 0, 0, 0, NULL, NULL, &pairs[s]},
+              run_warm_pair, note);
+        queue(GROUP, warm_rows[s][1], warm_rows[s][0],
+              (pf_ctx){flags, 1, 0, 0, NULL, NULL, &pairs[s]}, run_warm_pair, note);
     }
     fprintf(stderr, "nd_bench: %s: %lld MiB file %s, %d cold and %d warm reads per run\n", GROUP,
             mib, P.path, P.reads, P.warm_reads);
@@ -563,7 +616,7 @@ static void memcg_group(bench *b)
     if (fio) {
         /* fio's own memory (a few MiB of buffers and shared state), measured
          * once with direct reads, goes on top of its runs' limit */
-        pf_ctx probe_ctx = {0, 0, 0, PF_PROBE, "fio probe", NULL};
+        pf_ctx probe_ctx = {0, 0, 0, PF_PROBE, "fio probe", NULL, NULL};
         run_out o = {0};
         P.fio_own = 0;
         double peak = run_memcg_row(b, &probe_ctx, &o);
@@ -600,7 +653,7 @@ static void memcg_group(bench *b)
             continue;
         }
         row *r = queue(MEM_GROUP, rows[i].name, i == 0 ? NULL : rows[0].name,
-                       (pf_ctx){rows[i].flags, rows[i].prefetch, 1, rows[i].kind, NULL, NULL},
+                       (pf_ctx){rows[i].flags, rows[i].prefetch, 1, rows[i].kind, NULL, NULL, NULL},
                        run_memcg_row, note);
         if (strcmp(rows[i].name, BEST_ROW) == 0)
             snprintf(r->also, sizeof(r->also), "%s", FIO_LTM_ROW);
