@@ -74,7 +74,7 @@ namespace NativeDir.Lucene.Benchmarks
         }
 
         /// <summary>--ltm-cache DIR [--ltm-build] [--verify | --quick] [--out F] [--ltm-kinds K,K]
-        /// [--ltm-limits P,P|none] [--ltm-rounds N] [--ltm-window S] [--ltm-merge-window S] [--ltm-merge-rate Q] [--ltm-docs N] [--no-merges]: the
+        /// [--ltm-limits P,P|none] [--ltm-rounds N] [--ltm-window S] [--ltm-merge-window S] [--ltm-merge-rate Q] [--ltm-merge-rounds N] [--ltm-docs N] [--no-merges]: the
         /// larger-than-memory search and search-while-merging cells (LargerThanMemory.cs), the
         /// index cached in DIR; --ltm-build builds it and nothing else.</summary>
         private static int Ltm(string[] args, string cache, string dir)
@@ -88,6 +88,7 @@ namespace NativeDir.Lucene.Benchmarks
             var o = new LargerThanMemory.Options();
             if (verify || quick)
             {
+                o.MergeRounds = 1;
                 o.WarmSeconds = 0.5;
                 o.WindowSeconds = 0.4;
                 o.MergeSeconds = 1.0;
@@ -106,6 +107,8 @@ namespace NativeDir.Lucene.Benchmarks
                 o.WarmSeconds = double.Parse(warm, CultureInfo.InvariantCulture);
             if (Arg(args, "--ltm-merge-window") is string mwin)
                 o.MergeSeconds = double.Parse(mwin, CultureInfo.InvariantCulture);
+            if (Arg(args, "--ltm-merge-rounds") is string mrounds)
+                o.MergeRounds = int.Parse(mrounds, CultureInfo.InvariantCulture);
             if (Arg(args, "--ltm-merge-rate") is string mrate)
                 o.MergeRate = double.Parse(mrate, CultureInfo.InvariantCulture);
             if (Arg(args, "--ltm-vocabulary") is string voc)
