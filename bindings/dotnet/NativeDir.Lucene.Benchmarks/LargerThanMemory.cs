@@ -350,7 +350,7 @@ namespace NativeDir.Lucene.Benchmarks
             internal double WarmSeconds = 4;
             internal double WindowSeconds = 3;
             internal double MergeLimit = 0.25;
-            internal double MergeSeconds = 6; // each of the merge cell's two windows
+            internal double MergeSeconds = 5; // each of the merge cell's two windows
             // the offered search rate of the merge cell's second window: about half of what the
             // slowest built-in serves unpaced at its limit, so that every directory keeps up
             internal double MergeRate = 150;
