@@ -121,6 +121,18 @@ static void make_file(void)
         die("%s: %s does not read back as written", GROUP, P.path);
 }
 
+/* Reads blocks [at, at + n) of the sequence, prefetched first when asked. */
+static void read_batch(nd_handle in, int at, int n, int prefetch, uint8_t *buf, const char *who)
+{
+    if (prefetch)
+        for (int j = at; j < at + n; j++)
+            nd_check(nd_input_prefetch(in, P.offsets[j], P.lens[j]), "nd_input_prefetch");
+    for (int j = at; j < at + n; j++) {
+        nd_check(nd_read_bytes(in, P.offsets[j], buf, P.lens[j]), "nd_read_bytes");
+        check_block(buf, P.offsets[j], P.lens[j], who);
+    }
+}
+
 /* Reads `count` blocks of the sequence in batches of BATCH, each batch
  * prefetched first when asked, and stops after the batch that reaches
  * `deadline` (now_ms() time; 0: none). Returns the blocks read. */
@@ -128,16 +140,8 @@ static int read_batches(nd_handle in, int count, int prefetch, uint8_t *buf, con
                         double deadline)
 {
     int at = 0;
-    for (; at < count && (deadline <= 0 || at == 0 || now_ms() < deadline); at += BATCH) {
-        int n = count - at < BATCH ? count - at : BATCH;
-        if (prefetch)
-            for (int j = at; j < at + n; j++)
-                nd_check(nd_input_prefetch(in, P.offsets[j], P.lens[j]), "nd_input_prefetch");
-        for (int j = at; j < at + n; j++) {
-            nd_check(nd_read_bytes(in, P.offsets[j], buf, P.lens[j]), "nd_read_bytes");
-            check_block(buf, P.offsets[j], P.lens[j], who);
-        }
-    }
+    for (; at < count && (deadline <= 0 || at == 0 || now_ms() < deadline); at += BATCH)
+        read_batch(in, at, count - at < BATCH ? count - at : BATCH, prefetch, buf, who);
     return at < count ? at : count;
 }
 
@@ -221,13 +225,7 @@ static void measure_warm_pair(pf_ctx *c)
         int v = (batch ^ (batch >> 1)) & 1; /* 1: this batch is prefetched */
         int n = P.warm_reads - at < BATCH ? P.warm_reads - at : BATCH;
         double c0 = cpu_ms(), t0 = now_ms();
-        if (v)
-            for (int j = at; j < at + n; j++)
-                nd_check(nd_input_prefetch(in, P.offsets[j], P.lens[j]), "nd_input_prefetch");
-        for (int j = at; j < at + n; j++) {
-            nd_check(nd_read_bytes(in, P.offsets[j], c->buf, P.lens[j]), "nd_read_bytes");
-            check_block(c->buf, P.offsets[j], P.lens[j], c->who);
-        }
+        read_batch(in, at, n, v, c->buf, c->who);
         p->ms[v] += now_ms() - t0;
         p->cpu[v] += cpu_ms() - c0;
         p->ops[v] += n;
