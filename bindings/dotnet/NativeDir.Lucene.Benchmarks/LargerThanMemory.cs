@@ -733,22 +733,22 @@ namespace NativeDir.Lucene.Benchmarks
                 Kind[] mkinds = MergeKinds(o);
                 for (int mr = 0; mr < o.MergeRounds; mr++)
                 {
-                int mround = round * o.MergeRounds + mr;
-                int mshift = mround % mkinds.Length;
-                foreach (Kind k in mkinds.Skip(mshift).Concat(mkinds.Take(mshift)))
-                {
-                    var cell = MergeCell(k, idx, source, queries, o);
-                    cell["round"] = mround;
-                    cell["kind"] = "merge";
-                    cells.Add(cell);
-                    Console.WriteLine($"  {Label(k),-62} merging  {cell["qps"],8} q/s  p99 {cell["p99_ms"],8} ms  {cell["docs_per_s_unpaced"]} docs/s;"
-                        + $" searches at {cell["paced_rate"]} q/s: {cell["paced_qps"]} q/s, p99 {cell["paced_p99_ms"]} ms, search cpu {cell["paced_search_cpu_s"]} s, {cell["docs_per_s"]} docs/s;"
-                        + $"  {cell["merges"]} merge(s) ({cell["merges_finished"]} done, wall {cell["merge_wall_s"]} s, cpu {cell["merge_cpu_s"]} s);"
-                        + $" indexer cpu {cell["indexer_cpu_s"]} s (sys {cell["indexer_sys_s"]}), slow adds {cell["indexer_slow_adds_s"]} s, waiting for a CPU {cell["indexer_runqueue_s"]} s, blocked {cell["indexer_blocked_s"]} s;"
-                        + $" search cpu {cell["search_cpu_s"]} s (sys {cell["search_sys_s"]}), process cpu {cell["process_cpu_s"]} s, idle {cell["machine_idle_s"]} s;"
-                        + $" gc {cell["gc_count"]} ({cell["gc_pause_s"]} s paused, {(long)cell["allocated_bytes"] >> 20} MiB allocated);"
-                        + $" new files {(long)cell["new_files_bytes"] >> 20} MiB, {(long)cell["new_files_cached_bytes"] >> 20} MiB cached");
-                }
+                    int mround = round * o.MergeRounds + mr;
+                    int mshift = mround % mkinds.Length;
+                    foreach (Kind k in mkinds.Skip(mshift).Concat(mkinds.Take(mshift)))
+                    {
+                        var cell = MergeCell(k, idx, source, queries, o);
+                        cell["round"] = mround;
+                        cell["kind"] = "merge";
+                        cells.Add(cell);
+                        Console.WriteLine($"  {Label(k),-62} merging  {cell["qps"],8} q/s  p99 {cell["p99_ms"],8} ms  {cell["docs_per_s_unpaced"]} docs/s;"
+                            + $" searches at {cell["paced_rate"]} q/s: {cell["paced_qps"]} q/s, p99 {cell["paced_p99_ms"]} ms, search cpu {cell["paced_search_cpu_s"]} s, {cell["docs_per_s"]} docs/s;"
+                            + $"  {cell["merges"]} merge(s) ({cell["merges_finished"]} done, wall {cell["merge_wall_s"]} s, cpu {cell["merge_cpu_s"]} s);"
+                            + $" indexer cpu {cell["indexer_cpu_s"]} s (sys {cell["indexer_sys_s"]}), slow adds {cell["indexer_slow_adds_s"]} s, waiting for a CPU {cell["indexer_runqueue_s"]} s, blocked {cell["indexer_blocked_s"]} s;"
+                            + $" search cpu {cell["search_cpu_s"]} s (sys {cell["search_sys_s"]}), process cpu {cell["process_cpu_s"]} s, idle {cell["machine_idle_s"]} s;"
+                            + $" gc {cell["gc_count"]} ({cell["gc_pause_s"]} s paused, {(long)cell["allocated_bytes"] >> 20} MiB allocated);"
+                            + $" new files {(long)cell["new_files_bytes"] >> 20} MiB, {(long)cell["new_files_cached_bytes"] >> 20} MiB cached");
+                    }
                 }
             }
             MemLimit.Unlimit();
