@@ -33,17 +33,6 @@ namespace NativeDir.Lucene.Benchmarks
     /// </summary>
     internal static class LargerThanMemory
     {
-        /// <summary>On top of the page-cache budget and the process's own memory at the start of a
-        /// cell, room for what the process allocates during it (heap growth between collections,
-        /// thread stacks, the kernel's own objects): without it the kernel's OOM killer ends a
-        /// process whose heap grows a little under a small limit. The cache a cell actually
-        /// held is in its results (cgroup_file_bytes).</summary>
-        internal const long Slack = 16L << 20;
-
-        /// <summary>The same for a merge cell, whose writer also fills its indexing buffer
-        /// (IndexWriterConfig's default 16 MB) and whose merges hold their own buffers.</summary>
-        internal const long MergeSlack = 64L << 20;
-
         /// <summary>What the index is made of; its key names the cached copy.</summary>
         internal sealed record Shape(int Docs, int Segments, int BodyMembers, int StoredMembers, int Seed)
         {
@@ -361,6 +350,19 @@ namespace NativeDir.Lucene.Benchmarks
             internal bool Merges = true;
             internal int QueryCount = 2000;
             internal int Vocabulary = 4000;
+            // On top of the page-cache budget and the process's own memory at the start of a
+            // cell, room for what the process allocates during it (heap growth between
+            // collections, thread stacks, the kernel's own objects) and for the runtime's code
+            // pages, which are page cache too: without it the kernel's OOM killer ends a process
+            // whose heap grows a little under a small limit. On the recorded index the budget
+            // itself is 100 MiB or more and takes up what the slack does not; the small index
+            // of --verify has a budget of a few MiB, so there the slack alone must hold it all
+            // (Program.Ltm sets it larger). The cache a cell actually held is in its results
+            // (cgroup_file_bytes).
+            internal long Slack = 16L << 20;
+            // the same for a merge cell, whose writer also fills its indexing buffer
+            // (IndexWriterConfig's default 16 MB) and whose merges hold their own buffers
+            internal long MergeSlack = 64L << 20;
         }
 
         /// <summary>The directories of the merge cells: the run's, but MMapDirectory only when it
@@ -410,8 +412,8 @@ namespace NativeDir.Lucene.Benchmarks
         {
             Release();
             long left = MemLimit.Evict(idx.Path);
-            MemLimit.Stat limit = MemLimit.LimitCache((long)(pct * idx.Bytes) + Slack);
-            var cell = Common(k, pct, idx, limit, left, Slack);
+            MemLimit.Stat limit = MemLimit.LimitCache((long)(pct * idx.Bytes) + o.Slack);
+            var cell = Common(k, pct, idx, limit, left, o.Slack);
             using (LuceneDirectory dir = Open(k, idx.Path))
             using (DirectoryReader reader = DirectoryReader.Open(dir))
             {
@@ -537,8 +539,8 @@ namespace NativeDir.Lucene.Benchmarks
             double pct = o.MergeLimit;
             Release();
             long left = MemLimit.Evict(idx.Path);
-            MemLimit.Stat limit = MemLimit.LimitCache((long)(pct * idx.Bytes) + MergeSlack);
-            var cell = Common(k, pct, idx, limit, left, MergeSlack);
+            MemLimit.Stat limit = MemLimit.LimitCache((long)(pct * idx.Bytes) + o.MergeSlack);
+            var cell = Common(k, pct, idx, limit, left, o.MergeSlack);
             using LuceneDirectory dir = Open(k, idx.Path);
             using DirectoryReader reader = DirectoryReader.Open(dir);
             var searcher = new IndexSearcher(reader);

@@ -93,6 +93,9 @@ namespace NativeDir.Lucene.Benchmarks
                 o.WindowSeconds = 0.4;
                 o.MergeSeconds = 1.0;
                 o.QueryCount = 200;
+                // the small index's budgets are 2-5 MiB: the slack holds the heap's growth
+                o.Slack = 64L << 20;
+                o.MergeSlack = 96L << 20;
             }
             if (Arg(args, "--ltm-kinds") is string kinds)
                 o.Kinds = kinds.Split(',').Select(Enum.Parse<LargerThanMemory.Kind>).ToArray();
