@@ -514,7 +514,8 @@ def summary_chart(cells, groups, path):
                        "set xlabel 'page cache allowed, % of the index'", "set ylabel 'q/s'",
                        "set xrange [105:5]", "set autoscale y", "set yrange [0:*]",
                        "set ytics auto", "set xtics (100, 50, 25, 10)", "set grid ytics",
-                       "set key top right box opaque"]
+                       # room above the highest curve for the key, so that it hides no point
+                       "set offsets 0, 0, graph 0.3, 0", "set key top right box opaque"]
             plots = []
             for i, (d, pts) in enumerate(curves.items()):
                 f = os.path.join(tmp, "ltm%d.dat" % i)

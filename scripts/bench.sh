@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-scripts/deps.sh
+scripts/deps.sh --bench
 # the benchmark needs the library and every binding (said explicitly, so that a
 # tree configured earlier without them gets them back), not the test or cross
 # builds; ND_BENCH_CMAKE_ARGS adds cache settings of the user's own
@@ -37,8 +37,12 @@ mkdir -p "$ND_BENCH_OUT"
 rm -f "$ND_BENCH_OUT"/*.json "$ND_BENCH_OUT"/report.md "$ND_BENCH_OUT"/chart.png \
       "$ND_BENCH_OUT"/summary.png
 
+# each part's wall time, printed after it and again at the end (the whole run has 15 minutes)
+times=("set-up and build: $SECONDS s")
+t0=$SECONDS
 echo "== C benchmark (bench/nd_bench.c)"
 build/bench/bench/nd_bench "$@" || failed+=("c")
+times+=("c: $((SECONDS - t0)) s")
 
 # ---- hook: every other language's benchmark ------------------------------
 # Each bench/suites.d/<suite>.sh runs one language's benchmark against the
@@ -49,12 +53,15 @@ for suite in bench/suites.d/*.sh; do
   [ -e "$suite" ] || continue
   name=$(basename "$suite" .sh)
   echo "== $name benchmark ($suite)"
+  t0=$SECONDS
   if ! bash "$suite"; then
     failed+=("$name")
   elif [ ! -s "$ND_BENCH_OUT/$name.json" ]; then
     echo "bench: $suite exited 0 but wrote no $ND_BENCH_OUT/$name.json" >&2
     failed+=("$name")
   fi
+  times+=("$name: $((SECONDS - t0)) s")
+  echo "-- $name: $((SECONDS - t0)) s"
 done
 # ---------------------------------------------------------------------------
 
@@ -64,6 +71,7 @@ echo
 echo "table: $ND_BENCH_OUT/report.md"
 echo "summary: $ND_BENCH_OUT/summary.png"
 echo "chart: $ND_BENCH_OUT/chart.png"
+echo "time: ${times[*]/%/;} whole run $SECONDS s"
 if ((${#failed[@]})); then
   echo "bench: FAILED: ${failed[*]}" >&2
   exit 1

@@ -2,20 +2,33 @@
 # Installs, with apt-get, whatever the build, the tests and the benchmark need
 # and this Debian machine lacks. Safe to run again: it installs only what is
 # missing. The .NET SDK is not a Debian package: it must already be on PATH.
+#
+#   scripts/deps.sh           everything (scripts/test.sh)
+#   scripts/deps.sh --bench   only what scripts/bench.sh builds and runs: no cross-builds,
+#                             emulators, sanitizers or checkers, which on a new machine
+#                             would take about a minute of the benchmark's run to install
 set -euo pipefail
 
-packages=(
+bench_only=0
+[ "${1:-}" = "--bench" ] && bench_only=1
+
+# the library, its bindings and the benchmark
+bench_packages=(
   build-essential cmake pkg-config zlib1g-dev libdeflate-dev liburing-dev   # the library
+  swig                                                        # .NET and Java glue
+  python3-dev python3-cffi python3-pytest python3-pip python3-setuptools # Python binding (its build checks pytest too)
+  python3-aiofiles                                            # Python benchmark: asyncio file reads to compare with
+  default-jdk-headless junit4                                 # Java binding (its tests jar is built with it)
+  gnuplot-nox fio                                             # benchmark chart, device limits
+  mono-complete                                               # the .NET Framework builds' tests and benchmark, on Mono
+)
+# the tests on top of that
+packages=(
+  "${bench_packages[@]}"
   libcmocka-dev strace clang lld libclang-rt-14-dev           # C tests, sanitizers, fuzzing, NativeAOT link
   libfuse3-dev fuse3                                          # C tests in FUSE mounts with 1-4 MiB blocks
-  swig                                                        # .NET and Java glue
-  python3-dev python3-cffi python3-pytest python3-pip python3-setuptools # Python binding (Debian's /usr/bin/python3)
-  python3-aiofiles                                            # Python benchmark: asyncio file reads to compare with
-  default-jdk-headless junit4                                 # Java binding
-  gnuplot-nox fio                                             # benchmark chart, device limits
   gcc-mingw-w64-x86-64 wine64                                 # Windows cross-build, tests under Wine
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user       # Linux arm64 cross-build, tests under qemu
-  mono-complete                                               # the .NET Framework builds' tests and benchmark, on Mono
   musl-tools                                                  # Linux musl x64 (Alpine) cross-build, tests natively
   gcc-mingw-w64-i686                                          # Windows x86 cross-build
   clang-format                                                # the C format check (ctest c_format)
@@ -28,8 +41,13 @@ packages=(
 # the loader its tests run on under qemu-user).
 arm64_packages=(libc6:arm64 libstdc++6:arm64 libssl3:arm64 musl-dev:arm64)
 
+if ((bench_only)); then
+  packages=("${bench_packages[@]}")
+  arm64_packages=()
+fi
+
 missing=()
-if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+if ((${#arm64_packages[@]})) && ! dpkg --print-foreign-architectures | grep -qx arm64; then
   if [ "$(id -u)" -eq 0 ]; then dpkg --add-architecture arm64; else sudo dpkg --add-architecture arm64; fi
 fi
 for p in "${packages[@]}" "${arm64_packages[@]}"; do
@@ -44,7 +62,7 @@ if ((${#missing[@]})); then
 fi
 # npm fetches Zig (cross/fetch-zig.sh), the compiler of the macOS and Windows arm64 builds; a
 # Node.js that brings its own npm is kept
-if ! command -v npm >/dev/null 2>&1; then
+if ((!bench_only)) && ! command -v npm >/dev/null 2>&1; then
   echo "deps: installing npm"
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
