@@ -255,6 +255,10 @@ def headlines(suites):
     return cells
 
 
+# the memory-limit curves' colours, told apart on screen and in grey
+CURVE_COLORS = ("#7b2fbe", "#009e73", "#56b4e9", "#e69f00", "#d55e00", "#0072b2", "#000000")
+
+
 def ltm_curves(groups):
     """{directory: [(limit %, q/s), ...]} from the SearchLargerThanMemory rows."""
     curves = {}
@@ -521,8 +525,10 @@ def summary_chart(cells, groups, path):
                 f = os.path.join(tmp, "ltm%d.dat" % i)
                 with open(f, "w", encoding="utf-8") as fh:
                     fh.writelines("%g %.6g\n" % p for p in pts)
-                plots.append("%s using 1:2 with linespoints lw 2 pt 7 title %s"
-                             % (gp_str(f), gp_str(d)))
+                # the key is narrow: the directory's name without its package's
+                plots.append("%s using 1:2 with linespoints lw 2 pt 7 ps 1.3 lc rgb '%s' title %s"
+                             % (gp_str(f), CURVE_COLORS[i % len(CURVE_COLORS)],
+                                gp_str(re.sub(r"^(NativeDir\.Lucene|Lucene\.NET) ", "", d))))
             script.append("plot " + ", ".join(plots))
         script.append("unset multiplot")
         proc = subprocess.run([gnuplot], input="\n".join(script) + "\n", text=True,

@@ -335,6 +335,12 @@ namespace NativeDir.Lucene.Benchmarks
             internal double[] Limits = { 1.0, 0.5, 0.25, 0.10 };
             // the A/B variants (NativeDirHybrid and the others) run when named: --ltm-kinds
             internal Kind[] Kinds = { Kind.NativeDir, Kind.MMap, Kind.NIOFS, Kind.SimpleFS };
+            // where the index is many times the memory, the best advice for these searches is not
+            // the default policy's (a postings fault without advice reads around the page by the
+            // device's read-ahead size, evicting what the next queries need): every search file
+            // random is measured beside it at the limits at or below TightLimit
+            internal Kind[] TightKinds = { Kind.NativeDirAllRandom };
+            internal double TightLimit = 0.10;
             internal int Threads = 4;
             internal double WarmSeconds = 4;
             internal double WindowSeconds = 3;
@@ -364,6 +370,11 @@ namespace NativeDir.Lucene.Benchmarks
             // (IndexWriterConfig's default 16 MB) and whose merges hold their own buffers
             internal long MergeSlack = 64L << 20;
         }
+
+        /// <summary>The directories of the search cells at a limit: the run's, and at the tight
+        /// limits the policy variants measured there.</summary>
+        internal static Kind[] SearchKinds(Options o, double limit)
+            => limit <= o.TightLimit ? o.Kinds.Concat(o.TightKinds.Except(o.Kinds)).ToArray() : o.Kinds;
 
         /// <summary>The directories of the merge cells: the run's, but MMapDirectory only when it
         /// is the only built-in named. At the merge cell's limit it serves about 20 queries a
@@ -712,8 +723,9 @@ namespace NativeDir.Lucene.Benchmarks
                 for (int li = 0; li < o.Limits.Length; li++)
                 {
                     // the first directory of a limit rotates, so drift hits all alike
-                    int shift = (round * o.Limits.Length + li) % o.Kinds.Length;
-                    foreach (Kind k in o.Kinds.Skip(shift).Concat(o.Kinds.Take(shift)))
+                    Kind[] kinds = SearchKinds(o, o.Limits[li]);
+                    int shift = (round * o.Limits.Length + li) % kinds.Length;
+                    foreach (Kind k in kinds.Skip(shift).Concat(kinds.Take(shift)))
                     {
                         var cell = SearchCell(k, o.Limits[li], idx, queries, o, out long hits);
                         cell["round"] = round;
@@ -780,7 +792,7 @@ namespace NativeDir.Lucene.Benchmarks
                     throw new InvalidOperationException("ltm verify failed: " + what);
                 Console.WriteLine("ok   " + what);
             }
-            int want = o.Rounds * (o.Limits.Length * o.Kinds.Length + (o.Merges ? o.MergeRounds * MergeKinds(o).Length : 0));
+            int want = o.Rounds * (o.Limits.Sum(l => SearchKinds(o, l).Length) + (o.Merges ? o.MergeRounds * MergeKinds(o).Length : 0));
             Ok(cells.Count == want, $"{cells.Count} cells of {want}");
             foreach (var c in cells)
             {

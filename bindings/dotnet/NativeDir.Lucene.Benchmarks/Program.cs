@@ -74,7 +74,7 @@ namespace NativeDir.Lucene.Benchmarks
         }
 
         /// <summary>--ltm-cache DIR [--ltm-build] [--verify | --quick] [--out F] [--ltm-kinds K,K]
-        /// [--ltm-limits P,P|none] [--ltm-rounds N] [--ltm-window S] [--ltm-merge-window S] [--ltm-merge-rate Q] [--ltm-merge-rounds N] [--ltm-docs N] [--no-merges]: the
+        /// [--ltm-tight-kinds K,K|none] [--ltm-limits P,P|none] [--ltm-rounds N] [--ltm-window S] [--ltm-merge-window S] [--ltm-merge-rate Q] [--ltm-merge-rounds N] [--ltm-docs N] [--no-merges]: the
         /// larger-than-memory search and search-while-merging cells (LargerThanMemory.cs), the
         /// index cached in DIR; --ltm-build builds it and nothing else.</summary>
         private static int Ltm(string[] args, string cache, string dir)
@@ -99,6 +99,9 @@ namespace NativeDir.Lucene.Benchmarks
             }
             if (Arg(args, "--ltm-kinds") is string kinds)
                 o.Kinds = kinds.Split(',').Select(Enum.Parse<LargerThanMemory.Kind>).ToArray();
+            if (Arg(args, "--ltm-tight-kinds") is string tight)
+                o.TightKinds = tight == "none" ? Array.Empty<LargerThanMemory.Kind>()
+                    : tight.Split(',').Select(Enum.Parse<LargerThanMemory.Kind>).ToArray();
             if (Arg(args, "--ltm-limits") is string limits)
                 o.Limits = limits == "none" ? Array.Empty<double>()
                     : limits.Split(',').Select(p => double.Parse(p, CultureInfo.InvariantCulture) / 100).ToArray();

@@ -8,7 +8,8 @@ Groups:
   SearchLargerThanMemory    queries a second per directory per memory limit (rate: higher is
                             better); baseline: the built-in directory with the most queries a
                             second at that limit. Targets on NativeFSDirectory (default policy):
-                            >= 1.2x at 25%, >= 1.0x at 100%, judged per round.
+                            >= 1.2x at 25%, >= 1.0x at 100%, judged per round; its policy
+                            variants (every search file random, at 10%) have none.
   SearchLargerThanMemoryP99 the same cells' 99th-percentile query latency (ms, lower is better)
   SearchWhileMerging        search queries a second and p99 while one more thread indexes with
                             merges running (target >= 1.3x the best built-in); then, with the
