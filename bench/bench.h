@@ -58,7 +58,7 @@ typedef struct {
     char name[96];
     char baseline[96]; /* "" when this row is its group's baseline */
     char target[64];   /* "" when the row has no target */
-    char note[240];
+    char note[400];
     double ms[BENCH_MAX_RUNS];
     double cached[BENCH_MAX_RUNS]; /* % of the file in the page cache after the run */
     double cpu[BENCH_MAX_RUNS];    /* CPU time of the run: what being descheduled cannot inflate */
