@@ -27,9 +27,8 @@
  * until it has done its count of blocks or used its share of the group's time
  * budget, whichever comes first; the rate is of the reads done. fio and the
  * prefetch row, the target's two sides, run back to back (run_memcg_pair).
- * The default
- * advice's read-around makes that row about 20x slower than the others: a
- * fixed count alone made it take minutes. The cgroup is removed at the end of
+ * The default advice's read-around makes that row about 20x slower than the
+ * others: a fixed count alone made it take minutes. The cgroup is removed at the end of
  * the group and at exit. Where no memory cgroup can be made the group says so
  * loudly and has no rows.
  */
@@ -242,8 +241,7 @@ static void measure_warm_pair(pf_ctx *c)
     p->cached[0] = p->cached[1] = cached_percent(P.dirfd, P.name);
 }
 
-/* Whichever row of the pair runs first in a round measures both; the other
- * takes its half of that measurement (every round runs each row once). */
+/* A row's half of its pair's last measurement. */
 static double take_half(const pf_pair *p, int slot, run_out *out)
 {
     out->cpu = p->cpu[slot];
@@ -252,6 +250,8 @@ static double take_half(const pf_pair *p, int slot, run_out *out)
     return p->ms[slot];
 }
 
+/* Whichever row of the pair runs first in a round measures both; the other
+ * takes its half of that measurement (every round runs each row once). */
 static double run_warm_pair(bench *b, void *vctx, run_out *out)
 {
     pf_ctx *c = vctx;
