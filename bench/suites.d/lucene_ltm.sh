@@ -4,8 +4,8 @@
 # searching a >= 1 GiB index with several threads while the process's memory cgroup holds 100%,
 # 50%, 25% and 10% of the index as page cache, and searching at 25% while another thread indexes
 # with merges running; at 10% also NativeFSDirectory with every search file random, the advice
-# that suits an index many times the memory. The cgroup is nd_memlimit's (bench/nd_memlimit.c); where no memory cgroup
-# can be made the rows are skipped with the reason. The index is built once and kept in
+# that suits an index many times the memory. The cgroup is nd_memlimit's (bench/nd_memlimit.c);
+# where no memory cgroup can be made the rows are skipped with the reason. The index is built once and kept in
 # $ND_BUILD_DIR/ltm-cache, named by its parameters (a fresh tree builds it within the run).
 # Writes $ND_BENCH_OUT/lucene_ltm.json (suite "lucene").
 set -euo pipefail

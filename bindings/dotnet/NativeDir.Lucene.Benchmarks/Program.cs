@@ -97,11 +97,12 @@ namespace NativeDir.Lucene.Benchmarks
                 o.Slack = 64L << 20;
                 o.MergeSlack = 96L << 20;
             }
+            static LargerThanMemory.Kind[] KindList(string list)
+                => list.Split(',').Select(Enum.Parse<LargerThanMemory.Kind>).ToArray();
             if (Arg(args, "--ltm-kinds") is string kinds)
-                o.Kinds = kinds.Split(',').Select(Enum.Parse<LargerThanMemory.Kind>).ToArray();
+                o.Kinds = KindList(kinds);
             if (Arg(args, "--ltm-tight-kinds") is string tight)
-                o.TightKinds = tight == "none" ? Array.Empty<LargerThanMemory.Kind>()
-                    : tight.Split(',').Select(Enum.Parse<LargerThanMemory.Kind>).ToArray();
+                o.TightKinds = tight == "none" ? Array.Empty<LargerThanMemory.Kind>() : KindList(tight);
             if (Arg(args, "--ltm-limits") is string limits)
                 o.Limits = limits == "none" ? Array.Empty<double>()
                     : limits.Split(',').Select(p => double.Parse(p, CultureInfo.InvariantCulture) / 100).ToArray();
