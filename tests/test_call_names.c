@@ -122,6 +122,10 @@ ROW(nd_ring_reap, stale) { uint64_t t; int64_t r; return nd_ring_reap(f->stale, 
 ROW(nd_ring_in_flight, wrong_kind) { return nd_ring_in_flight(f->dir); }
 ROW(nd_ring_event_fd, wrong_kind) { return nd_ring_event_fd(f->in); }
 ROW(nd_ring_event_fd, stale) { return nd_ring_event_fd(f->stale); }
+ROW(nd_policy_input, bad_use) { return nd_policy_input(f->dir, "_0.tim", 9, 0, -1); }
+ROW(nd_policy_input, stale) { return nd_policy_input(f->stale, "_0.tim", ND_USE_SEARCH, 0, -1); }
+ROW(nd_policy_output, bad_name) { return nd_policy_output(f->dir, "../_0.cfs", ND_USE_MERGE, 0, -1); }
+ROW(nd_policy_output, bad_min_direct) { return nd_policy_output(f->dir, "_0.cfs", ND_USE_MERGE, 0, -2); }
 ROW(nd_close, stale) { return nd_close(f->stale); }
 ROW(nd_close, zero) { (void)f; return nd_close(0); }
 
@@ -156,7 +160,8 @@ static const row rows[] = {
     R(nd_ring_backend, wrong_kind), R(nd_ring_submit_read, past_end),
     R(nd_ring_submit_read, stale_input), R(nd_read_cached, past_end), R(nd_ring_reap, stale),
     R(nd_ring_in_flight, wrong_kind), R(nd_ring_event_fd, wrong_kind), R(nd_ring_event_fd, stale),
-    R(nd_close, stale), R(nd_close, zero),
+    R(nd_policy_input, bad_use), R(nd_policy_input, stale), R(nd_policy_output, bad_name),
+    R(nd_policy_output, bad_min_direct), R(nd_close, stale), R(nd_close, zero),
 };
 /* clang-format on */
 

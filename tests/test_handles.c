@@ -11,7 +11,7 @@
 
 /* Every call that takes a handle, with harmless arguments; returns the
  * status (or count) it got. `which` selects the call. */
-enum { N_CALLS = 36 };
+enum { N_CALLS = 38 };
 
 /* A call that made a handle by mistake must not leak it into later cases. */
 static int64_t opened(int32_t rc, const nd_handle *made)
@@ -68,6 +68,8 @@ static int64_t call_with(int which, nd_handle h)
     case 33: return nd_input_advise(h, ND_IO_RANDOM);
     case 34: return nd_ring_event_fd(h);
     case 35: return nd_output_buffer_size(h);
+    case 36: return nd_policy_input(h, "_0.tim", ND_USE_SEARCH, 0, -1);
+    case 37: return nd_policy_output(h, "_0.cfs", ND_USE_MERGE, 1 << 30, -1);
     default: return ND_E_INVALID_ARGUMENT;
     }
 }
@@ -75,6 +77,8 @@ static int64_t call_with(int which, nd_handle h)
 /* The kind each call wants: 'd'irectory, 'i'nput, 'o'utput, 'r'ing. */
 static char kind_of_call(int which)
 {
+    if (which >= 36) /* the policy, after the output's buffer size */
+        return 'd';
     if (which == 35)
         return 'o';
     if (which >= 34) /* added after prefetch and advice */
@@ -121,7 +125,9 @@ static const char *call_name(int which)
                                                "nd_input_prefetch",
                                                "nd_input_advise",
                                                "nd_ring_event_fd",
-                                               "nd_output_buffer_size"};
+                                               "nd_output_buffer_size",
+                                               "nd_policy_input",
+                                               "nd_policy_output"};
     return names[which];
 }
 

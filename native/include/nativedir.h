@@ -419,6 +419,50 @@ ND_EXTERN int32_t nd_input_prefetch(nd_handle input, int64_t offset, int64_t len
 ND_EXTERN int32_t nd_input_advise(nd_handle input, uint32_t flags);
 
 /* ------------------------------------------------------------------------ */
+/* The read and write policy of a search engine's files: which ND_IO_* flags */
+/* a file gets for what the engine is about to do with it (Lucene's         */
+/* IOContext), decided here once for every binding's directory.             */
+/* ------------------------------------------------------------------------ */
+
+/** What a search engine is about to do with a file (nd_policy_input, nd_policy_output). */
+enum {
+    ND_USE_SEARCH = 0,    /* read while the index is open (Lucene: DEFAULT, READ) */
+    ND_USE_READ_ONCE = 1, /* read front to back once (Lucene: READONCE: checksums, commit
+                             points, segment infos) */
+    ND_USE_MERGE = 2,     /* read or written once, in bulk, by a merge (Lucene: MERGE) */
+    ND_USE_FLUSH = 3      /* written by a flush of new documents (Lucene: FLUSH) */
+};
+
+/** A merge estimated at or above this many bytes reads and writes with direct I/O. */
+#define ND_POLICY_MIN_DIRECT ((int64_t)10 << 20)
+
+/**
+ * The ND_IO_* flags (>= 0) to open `name` in `dir` with as an input used as
+ * `use` (ND_USE_*), or a status (< 0). `merge_bytes` is the merge's estimated
+ * size for ND_USE_MERGE (ignored otherwise); `min_direct` the size from which
+ * a merge bypasses the page cache, or -1 for ND_POLICY_MIN_DIRECT. `name` may
+ * be a sub-file of a compound file (its slice gets the sub-file's advice).
+ * Read once: ND_IO_SEQUENTIAL (buffered). A merge at or above min_direct:
+ * ND_IO_MERGE (direct reads leave the cache to the searches); a smaller one:
+ * mapped, sequential. A search: mapped, with ND_IO_RANDOM for the files read
+ * one small block at an unpredictable offset (terms dictionary .tim, stored
+ * fields .fdt, term vectors .tvd, doc values .dvd, points .kdd), whose
+ * read-around would mostly read what nobody asks for (docs/strategies.md).
+ */
+ND_EXTERN int32_t nd_policy_input(nd_handle dir, const char *name, int32_t use, int64_t merge_bytes,
+                                  int64_t min_direct);
+
+/**
+ * The ND_IO_* flags (>= 0) to create `name` in `dir` with as an output written
+ * as `use`, or a status (< 0); `merge_bytes` and `min_direct` as for
+ * nd_policy_input. A merge at or above min_direct: ND_IO_MERGE (direct
+ * writes: a merge does not evict the pages searches read); anything else: 0
+ * (buffered through the page cache, where a new segment is read next).
+ */
+ND_EXTERN int32_t nd_policy_output(nd_handle dir, const char *name, int32_t use,
+                                   int64_t merge_bytes, int64_t min_direct);
+
+/* ------------------------------------------------------------------------ */
 /* Asynchronous reads. A ring takes positional reads and reports them done,  */
 /* with nothing allocated per read and no callbacks: one thread (or many)   */
 /* submits, one thread reaps. Linux uses io_uring where the kernel allows    */
