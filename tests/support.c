@@ -25,6 +25,7 @@
 #  include <ftw.h>
 #  include <sched.h>
 #  include <signal.h>
+#  include <sys/mman.h>
 #  include <sys/mount.h>
 #  include <sys/time.h>
 #  include <sys/uio.h>
@@ -85,6 +86,32 @@ int tst_mkdir(const char *path)
     return _wmkdir(WPATH(path));
 #else
     return mkdir(path, 0777);
+#endif
+}
+
+int tst_rmdir(const char *path)
+{
+#ifdef _WIN32
+    return _wrmdir(WPATH(path)) == 0 ? 0 : -1;
+#else
+    return rmdir(path) == 0 ? 0 : -1;
+#endif
+}
+
+int tst_address_mapped(const void *addr)
+{
+#ifdef _WIN32
+    MEMORY_BASIC_INFORMATION mi;
+    if (VirtualQuery(addr, &mi, sizeof(mi)) != sizeof(mi))
+        return -1;
+    return mi.State != MEM_FREE;
+#else
+    /* msync answers ENOMEM for addresses no mapping holds, without touching them */
+    long page = sysconf(_SC_PAGESIZE);
+    void *at = (void *)((uintptr_t)addr - (uintptr_t)addr % (uintptr_t)page);
+    if (msync(at, (size_t)page, MS_ASYNC) == 0)
+        return 1;
+    return errno == ENOMEM ? 0 : -1;
 #endif
 }
 
@@ -580,6 +607,23 @@ long tst_smaps_kib(const void *addr, const char *field)
     }
     fclose(f);
     return kib;
+}
+
+int tst_maps_under(const char *dir)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (f == NULL)
+        return -1;
+    size_t dlen = strlen(dir);
+    int count = 0;
+    char line[TST_PATH_MAX + 256];
+    while (fgets(line, sizeof line, f) != NULL) {
+        const char *path = strchr(line, '/'); /* the path is the line's only field with one */
+        if (path != NULL && strncmp(path, dir, dlen) == 0 && path[dlen] == '/')
+            count++;
+    }
+    fclose(f);
+    return count;
 }
 
 int tst_fds_under(const char *dir)

@@ -40,6 +40,12 @@ void tst_remove_tree(const char *path);
 /* Joins a directory and a name into out (returns out). */
 char *tst_join(char *out, size_t cap, const char *dir, const char *name);
 int tst_mkdir(const char *path);
+/* Removes an empty directory; 0 or -1 (Windows refuses while anything in it
+ * is open or mapped). */
+int tst_rmdir(const char *path);
+/* 1 if a mapping (or on Windows any reservation) of the process holds addr,
+ * 0 if none does, -1 if the OS cannot tell. */
+int tst_address_mapped(const void *addr);
 
 /* Whole-file helpers with plain OS calls; 0 or -1. */
 int tst_write_file(const char *path, const void *data, size_t len);
@@ -106,6 +112,9 @@ int tst_open_fds(int *fds, int max);
 /* How many of the process's descriptors are open on a file under dir (by
  * /proc/self/fd's links, so Linux only: -1 where there is no /proc). */
 int tst_fds_under(const char *dir);
+/* How many of the process's mappings are of a file under dir (/proc/self/maps;
+ * a deleted file's too), -1 where there is no /proc. */
+int tst_maps_under(const char *dir);
 /* 1 if descriptor fd has FD_CLOEXEC, 0 if not, -1 if it is not open. */
 int tst_fd_cloexec(int fd);
 /* A field of /proc/self/smaps ("Rss", "FilePmdMapped", ...) for the mapping

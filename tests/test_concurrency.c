@@ -137,18 +137,20 @@ typedef struct {
     atomic_int stage; /* 1: window held (reader), 2: handle closed (main) */
     int64_t got, after;
     int wrong;
+    int mapped; /* the window is the mapping: the close of the file's last handle revokes it */
 } window_holder;
 
 /* The reader's side of both cases: says it holds window p, waits until the
  * main thread has closed the handle, checks every byte of p (which must still
- * be there), then makes the window call that fails and lets the pin go. */
+ * be readable: the buffer's bytes, or zeros where the last close let go of a
+ * mapped file), then makes the window call that fails and lets the pin go. */
 static void *read_window_after_the_close(window_holder *w, const uint8_t *p)
 {
     atomic_store(&w->stage, 1);
     while (atomic_load(&w->stage) != 2)
         sched_yield();
     for (int64_t i = 0; i < w->got; i++)
-        w->wrong += p[i] != w->data[w->pos + i];
+        w->wrong += p[i] != (w->mapped ? 0 : w->data[w->pos + i]);
     w->after = nd_input_window(w->h, w->pos, &p);
     return NULL;
 }
@@ -173,6 +175,7 @@ static void window_survives_a_close(tst_env *env, uint64_t seed, void *(*holder)
         memset(&w, 0, sizeof(w));
         w.data = data;
         w.pos = 70001;
+        w.mapped = (read_flags[f] & ND_IO_MMAP) != 0;
         /* the only handle: its close would free the buffer or unmap the file */
         assert_status(ND_OK, nd_open_input(env->dir, "f", read_flags[f], &w.h));
         pthread_t th;
@@ -221,6 +224,7 @@ static void window_handed_to_another_thread_outlives_its_takers_close(void **sta
         memset(&w, 0, sizeof(w));
         w.data = data;
         w.pos = 4242;
+        w.mapped = (read_flags[f] & ND_IO_MMAP) != 0;
         const uint8_t *p = NULL;
         assert_status(ND_OK, nd_open_input(env->dir, "f", read_flags[f], &w.h));
         w.got = nd_input_window(w.h, w.pos, &p); /* taken here, on A */
@@ -429,6 +433,248 @@ static void closing_a_clone_leaves_the_file_to_the_others(void **state)
     }
 }
 
+/* ---- the last close of a file lets go of it at once, whatever windows are pinned ---- */
+
+static const uint32_t mapped_flags[] = {ND_IO_MMAP, ND_IO_MMAP | ND_IO_RANDOM,
+                                        ND_IO_MMAP | ND_IO_SEQUENTIAL, ND_IO_MMAP | ND_IO_PRELOAD};
+#define N_MAPPED (sizeof(mapped_flags) / sizeof(mapped_flags[0]))
+
+/* Mappings of files of env's directory (Linux: /proc/self/maps; elsewhere replace_file_at_once
+ * and removing the folder are the checks: Windows refuses both while a view holds the file) */
+#ifdef _WIN32
+#  define assert_maps(env, n) ((void)(env), (void)(n))
+#else
+#  define assert_maps(env, n) assert_int_equal(tst_maps_under((env)->dir_path), (n))
+#endif
+
+static size_t nonzero_bytes(const uint8_t *p, int64_t n)
+{
+    size_t bad = 0;
+    for (int64_t i = 0; i < n; i++)
+        bad += p[i] != 0;
+    return bad;
+}
+
+/* A mapped file read through an input, a clone and a slice, each closed with its window
+ * pinned: the file stays mapped (and the windows read it) while any of them is open; the
+ * last close lets go of it before it returns (no mapping of it is left, it can be deleted
+ * and created again), the windows still read, zeros now, and their addresses go with the
+ * last unpin. */
+static void last_close_of_a_mapped_file_lets_go_of_it_under_pinned_windows(void **state)
+{
+    tst_env *env = *state;
+    for (size_t f = 0; f < N_MAPPED; f++) {
+        uint8_t *data = tst_put_random(env, "f", FILE_LEN, 90 + f);
+        enum { SLICE_AT = 8192, SHOWN = 4096 };
+        nd_handle h, c, s;
+        const uint8_t *ph, *pc, *ps;
+        assert_status(ND_OK, nd_open_input(env->dir, "f", mapped_flags[f], &h));
+        assert_status(ND_OK, nd_input_clone(h, &c));
+        assert_status(ND_OK, nd_input_slice(h, SLICE_AT, FILE_LEN - 2 * SLICE_AT, &s));
+        assert_true(nd_input_window(h, 1000, &ph) >= SHOWN);
+        assert_true(nd_input_window(c, 200000, &pc) >= SHOWN);
+        assert_true(nd_input_window(s, 500000, &ps) >= SHOWN);
+        assert_maps(env, 1);
+
+        assert_status(ND_OK, nd_close(c));
+        assert_status(ND_OK, nd_close(h));
+        assert_maps(env, 1); /* the slice still reads it, and so do the closed ones' windows */
+        assert_memory_equal(pc, data + 200000, SHOWN);
+        assert_memory_equal(ph, data + 1000, SHOWN);
+
+        assert_status(ND_OK, nd_close(s));
+        assert_maps(env, 0);
+        assert_files_open(env, 0);
+        if (nonzero_bytes(ph, SHOWN) + nonzero_bytes(pc, SHOWN) + nonzero_bytes(ps, SHOWN) != 0)
+            fail_msg("flags 0x%x: a window of the released file still reads its bytes",
+                     mapped_flags[f]);
+        replace_file_at_once(env, "f", 100 + f);
+        assert_int_equal(0, nonzero_bytes(ps, SHOWN)); /* the window is not the new file */
+
+        assert_status(ND_OK, nd_input_unpin(c));
+        assert_status(ND_OK, nd_input_unpin(h));
+        assert_int_equal(1, tst_address_mapped(ps)); /* the slice's pin keeps the addresses */
+        assert_status(ND_OK, nd_input_unpin(s));
+        assert_int_equal(0, tst_address_mapped(ps));
+        free(data);
+    }
+}
+
+/* What an input is used for before its handles close. */
+enum {
+    USE_READS,
+    USE_WINDOWS,
+    USE_CLONES,
+    USE_RING,
+    USE_RING_THREADS,
+    USE_HINTS,
+    USE_DELETED, /* deleted while open (Windows: moved aside while mapped), window pinned */
+    N_USES
+};
+static const char *const use_names[N_USES] = {"reads",
+                                              "pinned windows",
+                                              "clones and slices",
+                                              "ring reads",
+                                              "thread-pool ring reads",
+                                              "prefetch and advice",
+                                              "deleted while open"};
+static const uint32_t every_flags[] = {0,
+                                       ND_IO_RANDOM,
+                                       ND_IO_SEQUENTIAL,
+                                       ND_IO_MERGE,
+                                       ND_IO_MMAP,
+                                       ND_IO_MMAP | ND_IO_RANDOM,
+                                       ND_IO_MMAP | ND_IO_SEQUENTIAL,
+                                       ND_IO_MMAP | ND_IO_PRELOAD};
+#define N_EVERY (sizeof(every_flags) / sizeof(every_flags[0]))
+
+typedef struct {
+    char dir[TST_PATH_MAX], file[TST_PATH_MAX];
+    nd_handle pinned[3]; /* inputs closed with a window pinned, unpinned after the checks */
+    int npinned;
+    nd_handle kept; /* the negative control's input, left open */
+} release_case;
+
+/* Opens a folder of its own holding "f", reads it the way `use` says through inputs opened
+ * with `flags`, then closes every handle (the directory's too), except one input when
+ * `keep` (the negative control). Windows are left pinned where the use takes them. */
+static void use_then_close(tst_env *env, uint32_t flags, int use, int keep, release_case *rc)
+{
+    static int serial;
+    char sub[64];
+    memset(rc, 0, sizeof(*rc));
+    snprintf(sub, sizeof sub, "release-%d", serial++);
+    tst_join(rc->dir, sizeof rc->dir, env->root, sub);
+    assert_int_equal(0, tst_mkdir(rc->dir));
+    tst_join(rc->file, sizeof rc->file, rc->dir, "f");
+    uint8_t *data = tst_random_buffer(FILE_LEN, 200 + (uint64_t)use);
+    assert_int_equal(0, tst_write_file(rc->file, data, FILE_LEN));
+    nd_handle dir, in, more[2] = {0, 0}, ring = 0;
+    assert_status(ND_OK, nd_open_dir(rc->dir, 0, &dir));
+    assert_status(ND_OK, nd_open_input(dir, "f", flags, &in));
+    uint8_t buf[8192];
+    const uint8_t *p;
+    assert_status(sizeof buf, nd_read_bytes(in, 12345, buf, sizeof buf));
+    assert_memory_equal(buf, data + 12345, sizeof buf);
+    switch (use) {
+    case USE_WINDOWS:
+        assert_true(nd_input_window(in, 777, &p) >= 1);
+        assert_int_equal(p[0], data[777]);
+        rc->pinned[rc->npinned++] = in;
+        break;
+    case USE_CLONES:
+        assert_status(ND_OK, nd_input_clone(in, &more[0]));
+        assert_status(ND_OK, nd_input_slice(in, 4096, 65536, &more[1]));
+        assert_true(nd_input_window(more[0], 5000, &p) >= 1);
+        assert_true(nd_read_buffered(more[1], buf, 100) == 100);
+        assert_memory_equal(buf, data + 4096, 100);
+        rc->pinned[rc->npinned++] = more[0];
+        break;
+    case USE_RING:
+    case USE_RING_THREADS: {
+        uint64_t tag;
+        int64_t res;
+        assert_status(ND_OK,
+                      nd_ring_open(4, use == USE_RING_THREADS ? ND_RING_FORCE_THREADS : 0, &ring));
+        static uint8_t into[3][4096]; /* one destination per read in flight */
+        for (int i = 0; i < 3; i++)
+            assert_status(ND_OK,
+                          nd_ring_submit_read(ring, in, 65536 * i, into[i], 4096, (uint64_t)i));
+        for (int i = 0; i < 3; i++) {
+            assert_status(1, nd_ring_reap(ring, &tag, &res, 1, 10000));
+            assert_status(4096, res);
+            assert_memory_equal(into[tag], data + 65536 * (int64_t)tag, 4096);
+        }
+        break;
+    }
+    case USE_HINTS:
+        assert_status(ND_OK, nd_input_prefetch(in, 0, FILE_LEN));
+        assert_status(ND_OK, nd_input_advise(in, ND_IO_RANDOM));
+        break;
+    case USE_DELETED:
+        assert_true(nd_input_window(in, 99, &p) >= 1);
+        rc->pinned[rc->npinned++] = in;
+        assert_status(ND_OK, nd_delete_file(dir, "f"));
+        assert_status(0, nd_file_exists(dir, "f"));
+        assert_status(sizeof buf, nd_read_bytes(in, 500000, buf, sizeof buf)); /* still reads */
+        assert_memory_equal(buf, data + 500000, sizeof buf);
+        break;
+    default: break;
+    }
+    for (int i = 0; i < 2; i++)
+        if (more[i] != 0)
+            assert_status(ND_OK, nd_close(more[i]));
+    if (keep)
+        rc->kept = in;
+    else
+        assert_status(ND_OK, nd_close(in));
+    assert_status(ND_OK, nd_close(dir));
+    /* a ring that read the file stays open: the file must not wait for it */
+    rc->pinned[rc->npinned++] = ring; /* closed after the checks (nd_input_unpin fails on it) */
+    free(data);
+}
+
+/* What "let go of" means, checked with the OS's own calls: nothing of the process has the
+ * file open or mapped (Linux), it can be deleted and its folder removed (every OS). The
+ * number of checks that failed. */
+static int release_failures(const release_case *rc, char *why, size_t cap)
+{
+    int failed = 0;
+    why[0] = '\0';
+#ifndef _WIN32
+    int fds = tst_fds_under(rc->dir), maps = tst_maps_under(rc->dir);
+    if (fds != 0 || maps != 0) {
+        snprintf(why, cap, "%d descriptors and %d mappings of it left; ", fds, maps);
+        failed++;
+    }
+#endif
+    if (tst_path_exists(rc->file) && tst_remove_file(rc->file) != 0) {
+        snprintf(why + strlen(why), cap - strlen(why), "deleting it failed; ");
+        failed++;
+    } else if (tst_rmdir(rc->dir) != 0) {
+        snprintf(why + strlen(why), cap - strlen(why), "removing its folder failed");
+        failed++;
+    }
+    return failed;
+}
+
+static void finish(release_case *rc)
+{
+    for (int i = 0; i < rc->npinned; i++) {
+        nd_handle h = rc->pinned[i];
+        if (h != 0 && nd_input_unpin(h) != ND_OK)
+            assert_status(ND_OK, nd_close(h)); /* the ring */
+    }
+    if (rc->kept != 0)
+        assert_status(ND_OK, nd_close(rc->kept));
+    (void)tst_remove_file(rc->file);
+    (void)tst_rmdir(rc->dir);
+}
+
+/* Every kind of input, used every way, then closed: its file and folder are free the
+ * moment the last nd_close returns, before any window is unpinned or ring closed. The
+ * negative control keeps one input open, and the same checks must then fail. */
+static void last_close_releases_every_kind_of_input(void **state)
+{
+    tst_env *env = *state;
+    char why[256];
+    for (size_t f = 0; f < N_EVERY; f++)
+        for (int use = 0; use < N_USES; use++) {
+            release_case rc;
+            use_then_close(env, every_flags[f], use, 0, &rc);
+            if (release_failures(&rc, why, sizeof why) != 0)
+                fail_msg("flags 0x%x, %s: the file is not released at its last close: %s",
+                         every_flags[f], use_names[use], why);
+            finish(&rc);
+
+            use_then_close(env, every_flags[f], use, 1, &rc); /* the negative control */
+            if (release_failures(&rc, why, sizeof why) == 0)
+                fail_msg("flags 0x%x, %s: an input left open passed the release checks",
+                         every_flags[f], use_names[use]);
+            finish(&rc);
+        }
+}
+
 /* A ring read in flight is a call like any other: closing its input (window pinned) leaves
  * the file to the read, which returns the right bytes, and the reap, the last user, lets go
  * of the file (io_uring: the ring's registered slot too), so no descriptor is left after it. */
@@ -579,6 +825,7 @@ typedef struct {
     atomic_int *started;
     long windows, bytes;
     int wrong, ended_bad_handle;
+    int mapped; /* a byte may read 0 once the last close revoked the mapping */
     int64_t other;
 } window_reader;
 
@@ -603,7 +850,7 @@ static void *read_windows_until_closed(void *arg)
         /* byte by byte, as a binding's ReadByte does: a close lands in here */
         int64_t stop = n < 4096 ? n : 4096;
         for (int64_t k = 0; k < stop; k++)
-            r->wrong += p[k] != r->data[pos + k];
+            r->wrong += p[k] != r->data[pos + k] && !(r->mapped && p[k] == 0);
         r->windows++;
         r->bytes += stop;
     }
@@ -629,6 +876,7 @@ static void closes_race_window_readers(void **state)
             assert_status(ND_OK, nd_input_clone(parent, &r[i].h));
             r[i].data = data;
             r[i].started = &started;
+            r[i].mapped = (read_flags[f] & ND_IO_MMAP) != 0;
             assert_int_equal(pthread_create(&th[i], NULL, read_windows_until_closed, &r[i]), 0);
         }
         while (atomic_load(&started) < THREADS)
@@ -1366,8 +1614,9 @@ static void reap_survives_signals(void **state)
 #endif
 
 /* nd_input_read_from's window is pinned as nd_input_window's: a reader holding
- * the window a read returned reads valid bytes after another thread's close,
- * and its next read_from fails with ND_E_BAD_HANDLE and lets the pin go. */
+ * the window a read returned reads it after another thread's close without a
+ * fault (the buffer's bytes, a revoked mapping's zeros), and its next
+ * read_from fails with ND_E_BAD_HANDLE and lets the pin go. */
 static void *hold_window_of_a_read(void *arg)
 {
     window_holder *w = arg;
@@ -1379,7 +1628,7 @@ static void *hold_window_of_a_read(void *arg)
     while (atomic_load(&w->stage) != 2)
         sched_yield();
     for (int64_t i = 0; i < w->got; i++)
-        w->wrong += p[i] != w->data[w->pos + i];
+        w->wrong += p[i] != (w->mapped ? 0 : w->data[w->pos + i]);
     w->after = nd_input_read_from(w->h, w->pos, head, 1, &p);
     return NULL;
 }
@@ -1403,6 +1652,11 @@ int main(void)
                                         tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(closed_input_lets_go_of_its_file_under_a_pinned_window,
                                         tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(
+            last_close_of_a_mapped_file_lets_go_of_it_under_pinned_windows, tst_setup,
+            tst_teardown),
+        cmocka_unit_test_setup_teardown(last_close_releases_every_kind_of_input, tst_setup,
+                                        tst_teardown),
         cmocka_unit_test_setup_teardown(closing_a_clone_leaves_the_file_to_the_others, tst_setup,
                                         tst_teardown),
         cmocka_unit_test_setup_teardown(close_races_positional_reads_under_a_pin, tst_setup,

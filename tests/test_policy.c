@@ -115,7 +115,7 @@ static void bad_arguments_are_refused(void **state)
     assert_status(ND_E_INVALID_ARGUMENT, nd_policy_input(env->dir, NULL, 0, 0, -1));
     assert_status(ND_E_BAD_HANDLE, nd_policy_input(0, "_0.tim", 0, 0, -1));
     nd_handle in;
-    tst_put_random(env, "x", 16, 1);
+    free(tst_put_random(env, "x", 16, 1));
     assert_status(ND_OK, nd_open_input(env->dir, "x", 0, &in));
     assert_status(ND_E_BAD_HANDLE, nd_policy_output(in, "_0.tim", 0, 0, -1)); /* not a directory */
     assert_status(ND_OK, nd_close(in));

@@ -217,7 +217,8 @@ ND_EXTERN int64_t nd_read_buffered(nd_handle input, void *dst, int64_t len);
  * Zero copy: sets *out_ptr to the bytes at `pos` and returns how many are
  * readable there (>= 1), or ND_E_EOF when pos >= length. The pointer stays
  * valid until the next cursor or window call on this handle or its close; for
- * a mapped input, until the handle is closed. The cursor does not move.
+ * a mapped input, until the handle is closed (the bytes: until the file's
+ * last handle is, see below). The cursor does not move.
  * This is how bindings read bytes without one native call per byte.
  *
  * The window is pinned, and the pin is yours (explicit ownership): its memory
@@ -231,7 +232,11 @@ ND_EXTERN int64_t nd_read_buffered(nd_handle input, void *dst, int64_t len);
  * do. The file does not wait for the pin: the window of an input that is not
  * mapped is its own buffer, so nd_close closes the file's descriptor (if no
  * clone or slice still uses it) as if no window were pinned; a mapped input's
- * window is the mapping, which stays until the pin goes.
+ * window is the mapping, which reads the file's bytes while any handle of the
+ * file (input, clone, slice) is open. The close of the last one lets go of
+ * the file at once and leaves zero-filled read-only memory at the mapping's
+ * addresses: a reader still inside a window reads zeros there (bytes it must
+ * discard), never a fault, and the addresses are freed with the last pin.
  */
 ND_EXTERN int64_t nd_input_window(nd_handle input, int64_t pos, const uint8_t **out_ptr);
 
@@ -288,10 +293,11 @@ ND_EXTERN int32_t nd_output_strategy(nd_handle output);
  * fsync (call nd_output_sync first). A second close gets ND_E_BAD_HANDLE.
  * Closing a directory leaves its inputs, outputs and locks working. Closing
  * the last input, clone or slice of a file closes the file before it returns
- * (a deleted file's space is freed), even if a ring read it or a window of
- * it is still pinned (nd_input_window: a mapped input keeps its mapping until
- * the pin goes), unless a read of it is still in flight: then the file
- * closes when that read returns (a ring's: is reaped or its ring closed). Closing a ring wakes its reaper, waits for the
+ * (a deleted file's space is freed; on Windows it can be deleted, and its
+ * folder removed), even if a ring read it or a window of it is still pinned
+ * (nd_input_window: a pinned window of a mapping then reads zeros), unless a
+ * read of it is still in flight: then the file closes when that read returns
+ * (a ring's: is reaped or its ring closed). Closing a ring wakes its reaper, waits for the
  * reads in flight to finish (their buffers are not written after it returns)
  * and drops their completions.
  */
@@ -316,9 +322,9 @@ ND_EXTERN int32_t nd_output_flush(nd_handle output);
  * Releases the memory the last nd_input_window of this handle pinned (see
  * there), if any: call it when no thread can still read that window (a C
  * caller done with it, a binding's finalizer). Works on a handle already
- * closed while its window is pinned (then its buffer or mapping is
- * released now: the file of an input that is not mapped went with the
- * close); ND_OK whether or not a window was pinned;
+ * closed while its window is pinned (then its buffer or the mapping's
+ * addresses are released now: the file went with the close of its last
+ * handle); ND_OK whether or not a window was pinned;
  * ND_E_BAD_HANDLE once nothing of the handle is left. Stable (ND_1.1): a C
  * caller needs it to finish with a window of nd_input_window (ND_1), and the
  * Java, .NET and Python bindings release their windows with it.

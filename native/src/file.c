@@ -63,6 +63,16 @@ static void file_after_drop(nd_file *f, uint64_t left, int wake_rings)
         nd__ring_files_unused();
 }
 
+void nd__file_unuse(nd_file *f, int window_left)
+{
+    if (atomic_fetch_sub(&f->users, 1) != 1 || f->map == NULL)
+        return;
+    /* no input is left and none can appear (they come from inputs): the
+     * references left are this caller's and the pinned windows' */
+    if (window_left || REFS_OF(atomic_load(&f->refs)) > 1)
+        nd__os_map_revoke(f->map, f->size, &f->map_token);
+}
+
 void nd__file_release(nd_file *f)
 {
     file_after_drop(f, atomic_fetch_sub(&f->refs, 1) - 1, 1);
@@ -221,6 +231,7 @@ int32_t nd__file_open(nd_dir *d, const char *name, uint32_t flags, nd_file **out
     memcpy(f->name, name, nlen + 1);
     f->fd = ND_OS_FILE_INVALID;
     atomic_init(&f->refs, 1);
+    atomic_init(&f->users, 0);
     int want_direct = (flags & ND_IO_MERGE) && !(flags & ND_IO_MMAP);
     int32_t rc = ND_E_NOT_SUPPORTED;
     if (want_direct) {

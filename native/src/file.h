@@ -23,6 +23,10 @@ typedef struct {
      * them rings hold (registered descriptors): one word, so "only rings hold
      * the file" is a single load, never a torn pair of counts */
     _Atomic uint64_t refs;
+    /* the inputs (handles) that may still read the file: an input closed with
+     * a window pinned stops counting at its close, though it keeps a
+     * reference for its window until unpinned (nd__file_unuse) */
+    _Atomic uint32_t users;
     nd_os_file fd;
     int strategy; /* ND_STRATEGY_* */
     int64_t size;
@@ -63,11 +67,24 @@ static inline size_t nd__direct_size(size_t want, uint32_t align)
  * flags, already checked), holding one reference for the caller. */
 int32_t nd__file_open(nd_dir *d, const char *name, uint32_t flags, nd_file **out);
 
-/* Another reference, for an input (the caller holds one already). */
+/* Another reference, for a new input, which also counts as a user until
+ * nd__file_unuse (the caller holds a reference already). */
 static inline void nd__file_hold(nd_file *f)
 {
+    atomic_fetch_add_explicit(&f->users, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
 }
+
+/* An input of the file will never read it again (closed, no call left on
+ * it); it keeps its reference. The last user releases the file itself at
+ * once: a mapping that a window may still point into (`window_left`: this
+ * input's pin, or the pins of inputs closed before, which still hold their
+ * references) is replaced by zero-filled memory at the same addresses, so
+ * the OS lets go of the file (a deleted file's space comes back, Windows
+ * lets it be deleted and its folder removed) while a reader still inside a
+ * window reads zeros instead of faulting; the addresses go with the last
+ * reference. Without such a window the last release unmaps as before. */
+void nd__file_unuse(nd_file *f, int window_left);
 
 /* Drops a reference; the last closes the file. When only rings hold it then,
  * they let go before this returns (ring_files.c), so the file is closed as if

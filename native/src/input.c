@@ -5,25 +5,30 @@
  * are thread-safe on one handle.
  *
  * A closed input whose window is still pinned (cursor.c) keeps only what the
- * window points into alive: the cursor buffer, or the mapping. The file of a
- * buffered, direct or drop-behind input (its descriptor) goes as soon as no
- * call is in flight on the closed handle (input_pinned_only, from the handle
- * table, which sees "closed and only the pin holds it" in one word), as
- * POSIX close() would give it back; the reader's next window call gets
- * ND_E_BAD_HANDLE and drops the rest.
+ * window points into alive: the cursor buffer, or the mapping's addresses.
+ * The file goes as soon as no call is in flight on the closed handle
+ * (input_pinned_only, from the handle table, which sees "closed and only the
+ * pin holds it" in one word), as POSIX close() would give it back: a
+ * buffered, direct or drop-behind input lets go of its descriptor, and the
+ * last input of a mapped file has the mapping replaced by zeros (file.c,
+ * nd__file_unuse); the reader's next window call gets ND_E_BAD_HANDLE and
+ * drops the rest.
  */
 #include <string.h>
 
 #include "input.h"
 
-/* Closed, pinned, and no call in flight (none can start): a window points
- * into the cursor buffer or the mapping, never at the descriptor, so a file
- * that is not mapped is let go of now, as if the input had been unpinned (a
- * clone or slice still open keeps it open). A mapped file keeps its mapping
- * (its descriptor went at open; on Windows the view holds the file). */
+/* Closed, pinned, and no call in flight (none can start): the input never
+ * reads its file again, so it stops using it now (a clone or slice still
+ * open keeps the file open). A window points into the cursor buffer or the
+ * mapping, never at the descriptor: a file that is not mapped is let go of
+ * as if the input had been unpinned; a mapped one keeps the reference that
+ * holds the mapping's addresses until the unpin. */
 static void input_pinned_only(nd_object *obj)
 {
     nd_input *in = (nd_input *)obj;
+    nd__file_unuse(in->file, 1);
+    in->unused = 1;
     if (in->file->strategy != ND_STRATEGY_MAPPED) {
         nd__file_release(in->file);
         in->file = NULL;
@@ -34,8 +39,11 @@ static void input_destroy(nd_object *obj)
 {
     nd_input *in = (nd_input *)obj;
     nd__os_aligned_free(in->buf);
-    if (in->file != NULL)
+    if (in->file != NULL) {
+        if (!in->unused)
+            nd__file_unuse(in->file, 0);
         nd__file_release(in->file);
+    }
     nd__os_aligned_free(in);
 }
 

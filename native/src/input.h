@@ -18,6 +18,7 @@ typedef struct {
     int64_t buf_start; /* file offset of buf[0] */
     size_t buf_len;
     uint32_t flags;
+    int unused;       /* closed under a pinned window: no longer a user of its file */
     _Atomic int busy; /* the cursor's one user (cursor.c) */
 } nd_input;
 

@@ -135,6 +135,14 @@ uint32_t nd__os_direct_alignment(nd_os_file f);
 /* Mappings (read-only). *token is OS state to pass back to unmap. */
 int32_t nd__os_map(nd_os_file f, const char *what, int64_t len, void **addr, void **token);
 void nd__os_unmap(void *addr, int64_t len, void *token);
+/* Lets go of the file behind a mapping now, keeping [addr, addr+len) readable:
+ * the pages become zero-filled, read-only private memory (nothing resident
+ * until read), so a reader still holding a pointer reads zeros and never
+ * faults (Windows, where a view cannot be replaced in one step: a vectored
+ * exception handler covers the moment between unmapping the view and
+ * reserving its addresses, and commits zero pages where they are read).
+ * nd__os_unmap with the same token frees the addresses later. */
+void nd__os_map_revoke(void *addr, int64_t len, void **token);
 void nd__os_map_advise(void *addr, int64_t len, nd_advice advice);
 void nd__os_map_populate(void *addr, int64_t len);
 

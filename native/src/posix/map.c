@@ -30,6 +30,17 @@ void nd__os_unmap(void *addr, int64_t len, void *token)
     munmap(addr, (size_t)len);
 }
 
+void nd__os_map_revoke(void *addr, int64_t len, void **token)
+{
+    (void)token;
+    /* MAP_FIXED replaces the file's pages with anonymous ones in one step,
+     * under the process's mapping lock: a reader faults into one or the
+     * other, never into a hole. Read-only private memory costs nothing until
+     * read (the shared zero page then). Should the call fail, the file stays
+     * mapped until the last reference unmaps it, as before revocation. */
+    (void)mmap(addr, (size_t)len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+}
+
 void nd__os_map_advise(void *addr, int64_t len, nd_advice advice)
 {
     int a = MADV_NORMAL;

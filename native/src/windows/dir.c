@@ -406,6 +406,48 @@ static int mark_deleted(HANDLE h, DWORD *err)
     return posix_unsupported(*err) ? set_delete(h, TRUE, err) : 0;
 }
 
+/* The files moved aside while mapped, by file index (which a rename keeps), so
+ * that the last unmap of one deletes it (nd__win_delete_if_trash). Not by
+ * volume too: a handle's volume number can change with a rename (Wine gives
+ * 0), and a file of another volume with the same index could only make us
+ * delete early a moved-aside file nobody maps any more, which the next
+ * listing would delete anyway. */
+typedef struct {
+    DWORD index_high, index_low;
+    wchar_t *path;
+} trashed_file;
+
+static struct {
+    SRWLOCK lock;
+    trashed_file *files;
+    size_t n, cap;
+} trashed = {SRWLOCK_INIT, NULL, 0, 0};
+
+static void remember_trash(HANDLE h, const wchar_t *path)
+{
+    BY_HANDLE_FILE_INFORMATION info;
+    wchar_t *copy = _wcsdup(path);
+    if (copy == NULL || !GetFileInformationByHandle(h, &info)) {
+        free(copy); /* forgotten: the directory's next listing sweeps it */
+        return;
+    }
+    trashed_file t = {info.nFileIndexHigh, info.nFileIndexLow, copy};
+    AcquireSRWLockExclusive(&trashed.lock);
+    if (trashed.n == trashed.cap) {
+        size_t cap = trashed.cap ? trashed.cap * 2 : 8;
+        trashed_file *grown = realloc(trashed.files, cap * sizeof(*grown));
+        if (grown != NULL) {
+            trashed.files = grown;
+            trashed.cap = cap;
+        }
+    }
+    if (trashed.n < trashed.cap)
+        trashed.files[trashed.n++] = t;
+    else
+        free(copy);
+    ReleaseSRWLockExclusive(&trashed.lock);
+}
+
 static int trash_delete(const nd_os_dir *dir, HANDLE h, const wchar_t *original, DWORD *err)
 {
     BY_HANDLE_FILE_INFORMATION info;
@@ -430,16 +472,46 @@ static int trash_delete(const nd_os_dir *dir, HANDLE h, const wchar_t *original,
     memcpy(trash + at, tail, (tlen + 1) * sizeof(wchar_t));
     DWORD rename_err = 0;
     int renamed = rename_handle(h, trash, 0, 0, &rename_err);
-    free(trash);
-    if (mark_deleted(h, err))
+    if (mark_deleted(h, err)) {
+        free(trash);
         return 1;
-    if (renamed && *err == ERROR_ACCESS_DENIED)
-        return 1; /* mapped: the name is gone, the bytes go at a later sweep */
+    }
+    if (renamed && *err == ERROR_ACCESS_DENIED) {
+        /* mapped: the name is gone, the bytes go when the mapping does */
+        remember_trash(h, trash);
+        free(trash);
+        return 1;
+    }
+    free(trash);
     if (renamed) {
         DWORD ignored;
         (void)rename_handle(h, original, 0, 0, &ignored);
     }
     return 0;
+}
+
+void nd__win_delete_if_trash(HANDLE file)
+{
+    BY_HANDLE_FILE_INFORMATION info;
+    if (!GetFileInformationByHandle(file, &info))
+        return;
+    AcquireSRWLockExclusive(&trashed.lock);
+    for (size_t i = 0; i < trashed.n; i++) {
+        trashed_file *t = &trashed.files[i];
+        if (t->index_high != info.nFileIndexHigh || t->index_low != info.nFileIndexLow)
+            continue;
+        DWORD e;
+        HANDLE h = open_for_change(t->path, DELETE, &e);
+        int gone = h == INVALID_HANDLE_VALUE ? e == ERROR_FILE_NOT_FOUND : mark_deleted(h, &e);
+        if (h != INVALID_HANDLE_VALUE)
+            CloseHandle(h);
+        if (gone) { /* else still mapped elsewhere: that unmap, or the next sweep */
+            free(t->path);
+            trashed.files[i] = trashed.files[--trashed.n];
+        }
+        break;
+    }
+    ReleaseSRWLockExclusive(&trashed.lock);
 }
 
 /* Deletes what earlier trash_delete calls could not (mapped files since

@@ -50,6 +50,12 @@ char *nd__win_utf8(const wchar_t *wide, size_t len, DWORD *err);
 /* The full \\?\ path of `name` inside `dir`, malloc'd; NULL with *err. */
 wchar_t *nd__win_child_path(const nd_os_dir *dir, const char *name, DWORD *err);
 
+/* dir.c: a file that a delete had to move aside because it was mapped
+ * (named .nd-deleted-*; the delete remembers it by file identity) is deleted
+ * once its view is gone: `file` is a handle of it. Any other file is left
+ * alone. */
+void nd__win_delete_if_trash(HANDLE file);
+
 /* errors.c: errno (from fault injection) -> the Win32 error the same failure
  * would give. */
 DWORD nd__win_error_from_errno(int e);
