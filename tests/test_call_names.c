@@ -126,6 +126,14 @@ ROW(nd_policy_input, bad_use) { return nd_policy_input(f->dir, "_0.tim", 9, 0, -
 ROW(nd_policy_input, stale) { return nd_policy_input(f->stale, "_0.tim", ND_USE_SEARCH, 0, -1); }
 ROW(nd_policy_output, bad_name) { return nd_policy_output(f->dir, "../_0.cfs", ND_USE_MERGE, 0, -1); }
 ROW(nd_policy_output, bad_min_direct) { return nd_policy_output(f->dir, "_0.cfs", ND_USE_MERGE, 0, -2); }
+ROW(nd_os_read, negative_offset) { char b[1]; (void)f; return nd_os_read(0, -1, b, 1); }
+ROW(nd_os_read, not_a_file) { char b[1]; (void)f; return nd_os_read(-1, 0, b, 1); }
+ROW(nd_os_write, null_src) { (void)f; return nd_os_write(0, 0, NULL, 1); }
+ROW(nd_os_length, null_out) { (void)f; return nd_os_length(0, NULL); }
+ROW(nd_os_length, not_a_file) { int64_t n; (void)f; return nd_os_length(-1, &n); }
+ROW(nd_os_set_direct, bad_value) { (void)f; return nd_os_set_direct(0, 7); }
+ROW(nd_os_advise, bad_advice) { (void)f; return nd_os_advise(0, 0, 0, 99); }
+ROW(nd_os_madvise, null_addr) { (void)f; return nd_os_madvise(NULL, 1, ND_OS_ADVICE_NORMAL, 0); }
 ROW(nd_close, stale) { return nd_close(f->stale); }
 ROW(nd_close, zero) { (void)f; return nd_close(0); }
 
@@ -162,6 +170,9 @@ static const row rows[] = {
     R(nd_ring_in_flight, wrong_kind), R(nd_ring_event_fd, wrong_kind), R(nd_ring_event_fd, stale),
     R(nd_policy_input, bad_use), R(nd_policy_input, stale), R(nd_policy_output, bad_name),
     R(nd_policy_output, bad_min_direct), R(nd_close, stale), R(nd_close, zero),
+    R(nd_os_read, negative_offset), R(nd_os_read, not_a_file), R(nd_os_write, null_src),
+    R(nd_os_length, null_out), R(nd_os_length, not_a_file), R(nd_os_set_direct, bad_value),
+    R(nd_os_advise, bad_advice), R(nd_os_madvise, null_addr),
 };
 /* clang-format on */
 

@@ -199,6 +199,15 @@
 %ignore nd_read_byte_buffered;
 %ignore nd_input_seek;
 %ignore nd_input_position;
+/* The calls on files and memory the caller opened itself (nd_os_*) serve runtimes whose own file
+ * API has no positional I/O on its handles; Java's FileChannel has it, and a FileDescriptor's
+ * number is not reachable without reflection. */
+%ignore nd_os_read;
+%ignore nd_os_write;
+%ignore nd_os_length;
+%ignore nd_os_set_direct;
+%ignore nd_os_advise;
+%ignore nd_os_madvise;
 /* Rings (io.nativedir.NativeRing): open, backend and in-flight count as they are; the
  * pointer calls through the region-checked wrappers below. The event descriptor is for event
  * loops: Java reaps on a thread of its own. */

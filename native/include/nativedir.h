@@ -555,6 +555,94 @@ ND_EXTERN int32_t nd_ring_in_flight(nd_handle ring);
  */
 ND_EXTERN int32_t nd_ring_event_fd(nd_handle ring);
 
+/* ------------------------------------------------------------------------ */
+/* Files the caller opened itself: positional reads and writes, length,      */
+/* direct I/O and access advice on an OS file (a POSIX descriptor, or a     */
+/* Windows HANDLE, as an int64_t), and advice on memory. For runtimes whose  */
+/* file API lacks them (.NET Framework and netstandard2.0 have no positional */
+/* I/O on a FileStream's handle) and for ports whose public API hands out OS */
+/* files (Lucene's NativePosixUtil): the values of O_DIRECT, the advice      */
+/* codes and the calls' ABI come from each OS's own headers here, never from */
+/* a declaration written by hand. The library never opens or closes these   */
+/* files: their owner does.                                                  */
+/* ------------------------------------------------------------------------ */
+
+/** Access advice for nd_os_advise and nd_os_madvise (Lucene's NativePosixUtil numbering). */
+#define ND_OS_ADVICE_NORMAL 0     /* no advice                                       */
+#define ND_OS_ADVICE_SEQUENTIAL 1 /* read front to back: read ahead                  */
+#define ND_OS_ADVICE_RANDOM 2     /* read at random: no read-ahead                   */
+#define ND_OS_ADVICE_WILLNEED 3   /* read soon: start bringing it in                 */
+#define ND_OS_ADVICE_DONTNEED 4   /* not needed soon: its clean cached pages may go  */
+#define ND_OS_ADVICE_NOREUSE 5    /* read once (files only)                          */
+
+/** nd_os_madvise: advise with posix_madvise instead of madvise. */
+#define ND_OS_MADVISE_POSIX 1
+
+/**
+ * Reads up to `len` bytes at `offset` of the OS file `os_file` into `dst`
+ * without moving the file's offset (its file pointer): returns how many it
+ * read, which is `len` unless the file ends first, and 0 at or past the end.
+ * Thread-safe on one file. A failure after some bytes arrived returns those
+ * bytes; the next call, at the offset after them, reports it. Interrupted and
+ * short reads are retried. ND_E_ACCESS: the file is not open for reading, or
+ * is a directory; ND_E_NOT_SUPPORTED: it cannot seek (a pipe, a socket, a
+ * terminal); ND_E_INVALID_ARGUMENT: a negative offset or len, dst NULL with
+ * len > 0, a value that is no open file, or (from the OS) a transfer that
+ * direct I/O cannot align. POSIX: pread. Windows: ReadFile at the offset,
+ * waited for (overlapped handles too); a synchronous handle's file pointer,
+ * which ReadFile moves, is put back before the call returns, so calls on
+ * one such handle run one at a time (the I/O manager serialises them anyway).
+ */
+ND_EXTERN int64_t nd_os_read(int64_t os_file, int64_t offset, void *dst, int64_t len);
+
+/**
+ * Writes all `len` bytes of `src` at `offset` of the OS file `os_file`
+ * without moving its offset (file pointer), as nd_os_read reads; a write past
+ * the end extends the file (zeros in between); len 0 writes nothing and
+ * returns 0. Returns `len`, or a status: nd_os_read's, ND_E_ACCESS also for
+ * a file not open for writing, ND_E_NO_SPACE when the device or quota is
+ * full (some bytes may be written).
+ */
+ND_EXTERN int64_t nd_os_write(int64_t os_file, int64_t offset, const void *src, int64_t len);
+
+/**
+ * The length of the OS file in *out_len. ND_E_NOT_SUPPORTED if it cannot
+ * seek (a pipe, a socket, a terminal); ND_E_ACCESS for a directory;
+ * ND_E_INVALID_ARGUMENT for a value that is no open file.
+ */
+ND_EXTERN int32_t nd_os_length(int64_t os_file, int64_t *out_len);
+
+/**
+ * Turns direct I/O on (`direct` 1) or off (0) for the OS file: its reads and
+ * writes then bypass the page cache. Linux: O_DIRECT through fcntl(F_SETFL),
+ * after which the OS refuses (ND_E_INVALID_ARGUMENT) transfers whose offset,
+ * length or buffer address is not a multiple of the file system's block;
+ * macOS: F_NOCACHE (no alignment needed). ND_E_NOT_SUPPORTED where the file
+ * system refuses it, and on Windows (where unbuffered I/O is chosen only when
+ * a file is opened).
+ */
+ND_EXTERN int32_t nd_os_set_direct(int64_t os_file, int32_t direct);
+
+/**
+ * Advises the OS how [offset, offset+len) of the OS file will be read (len 0:
+ * to the end): an ND_OS_ADVICE_* value, else ND_E_INVALID_ARGUMENT. Linux and
+ * other POSIX systems: posix_fadvise. macOS, which has none: WILLNEED reads
+ * ahead (F_RDADVISE), the others are accepted and change nothing. Windows:
+ * ND_E_NOT_SUPPORTED (advice is given when a file is opened).
+ */
+ND_EXTERN int32_t nd_os_advise(int64_t os_file, int64_t offset, int64_t len, int32_t advice);
+
+/**
+ * Advises the OS how the memory [addr, addr+len) will be used: an
+ * ND_OS_ADVICE_* value other than NOREUSE (ND_E_INVALID_ARGUMENT), with
+ * madvise, or posix_madvise where `flags` is ND_OS_MADVISE_POSIX (on Linux
+ * posix_madvise's DONTNEED does nothing, madvise's drops the pages). `addr`
+ * must be a multiple of the page size and the range mapped
+ * (ND_E_INVALID_ARGUMENT, ND_E_NO_MEMORY from the OS). Windows:
+ * ND_E_NOT_SUPPORTED.
+ */
+ND_EXTERN int32_t nd_os_madvise(void *addr, int64_t len, int32_t advice, uint32_t flags);
+
 #ifdef __cplusplus
 }
 #endif
