@@ -199,7 +199,17 @@ static void reads_at_offsets_leave_the_pointer(void **state)
     assert_status(0, nd_os_read(h, 5, buf, 0));
     assert_status(0, nd_os_read(h, 5, NULL, 0));
     assert_int_equal(3, os_pointer(h));
-    /* the pointer's own reads still start where it was */
+#ifdef _WIN32
+    /* the control: ReadFile at an offset given in an OVERLAPPED does move a synchronous
+     * handle's pointer, so the checks above can fail; nd_os_read puts it back */
+    OVERLAPPED ov;
+    ZeroMemory(&ov, sizeof ov);
+    ov.Offset = 4096;
+    DWORD got = 0;
+    assert_true(ReadFile((HANDLE)(intptr_t)h, buf, 100, &got, &ov));
+    assert_int_equal(4196, os_pointer(h));
+    assert_int_equal(0, os_set_pointer(h, 3));
+#endif
     int64_t len = -1;
     assert_status(ND_OK, nd_os_length(h, &len));
     assert_int_equal(N, len);
