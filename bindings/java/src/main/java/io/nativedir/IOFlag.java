@@ -36,6 +36,16 @@ public enum IOFlag {
     }
   }
 
+  /** Whether this flag is set in {@code flags}, ND_IO_* bits as the policy calls return them. */
+  public boolean in(long flags) {
+    return (flags & bits()) != 0;
+  }
+
+  /** The ND_IO_* bits of {@code flags}, as {@link NativeDirectory#openInput(String, long)} takes them. */
+  public static long bitsOf(IOFlag... flags) {
+    return bits(flags);
+  }
+
   static long bits(IOFlag... flags) {
     long b = 0;
     for (IOFlag f : flags) {

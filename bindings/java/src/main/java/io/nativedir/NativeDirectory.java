@@ -142,12 +142,53 @@ public final class NativeDirectory implements Closeable {
 
   /** Opens {@code name} for reading. */
   public NativeInput openInput(String name, IOFlag... flags) throws IOException {
+    return NativeInput.open(handle(), name, IOFlag.bits(flags));
+  }
+
+  /**
+   * Opens {@code name} for reading with ND_IO_* bits as {@link #policyInput} returns them (bits
+   * this binding has no {@link IOFlag} for reach the library unchanged).
+   */
+  public NativeInput openInput(String name, long flags) throws IOException {
     return NativeInput.open(handle(), name, flags);
+  }
+
+  /**
+   * Opens {@code name} mapped ({@code flags} plus ND_IO_MMAP) as a {@link MappedFile}: views of
+   * the mapping that, unlike {@link NativeInput#mappedBuffer()}, do not keep the file past {@link
+   * MappedFile#close()} (see there).
+   */
+  public MappedFile openMapped(String name, long flags) throws IOException {
+    return MappedFile.open(handle(), name, flags | IOFlag.MMAP.bits());
   }
 
   /** Creates {@code name} for writing (FileAlreadyExistsException unless {@link IOFlag#OVERWRITE}). */
   public NativeOutput createOutput(String name, IOFlag... flags) throws IOException {
+    return NativeOutput.create(handle(), name, IOFlag.bits(flags));
+  }
+
+  /** Creates {@code name} for writing with ND_IO_* bits as {@link #policyOutput} returns them. */
+  public NativeOutput createOutput(String name, long flags) throws IOException {
     return NativeOutput.create(handle(), name, flags);
+  }
+
+  /**
+   * The library's read policy (nd_policy_input): the ND_IO_* bits to open {@code name} with for
+   * {@code use}, for {@link #openInput(String, long)} or {@link #openMapped}. {@code mergeBytes} is
+   * a merge's estimated size (ignored for other uses); {@code minDirect} the size from which a
+   * merge bypasses the page cache, or -1 for the library's default. {@code name} may be a sub-file
+   * of a compound file: its advice is the sub-file's. One rule for every binding's directory, so
+   * a change of it in the library reaches Java with no Java change. Experimental.
+   */
+  public long policyInput(String name, FileUse use, long mergeBytes, long minDirect)
+      throws IOException {
+    return nativedir.nd_policy_input(handle(), name, use.value(), mergeBytes, minDirect);
+  }
+
+  /** The library's write policy (nd_policy_output): the ND_IO_* bits to create {@code name} with. */
+  public long policyOutput(String name, FileUse use, long mergeBytes, long minDirect)
+      throws IOException {
+    return nativedir.nd_policy_output(handle(), name, use.value(), mergeBytes, minDirect);
   }
 
   /** Closes the directory handle. Idempotent. */

@@ -74,8 +74,8 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
     this.all = whole;
   }
 
-  static NativeInput open(long dir, String name, IOFlag... flags) throws IOException {
-    long h = nativedir.nd_open_input(dir, name, IOFlag.bits(flags));
+  static NativeInput open(long dir, String name, long flags) throws IOException {
+    long h = nativedir.nd_open_input(dir, name, flags);
     try {
       long length = nativedir.nd_input_length(h);
       boolean mapped = nativedir.nd_input_strategy(h) == nativedir.ND_STRATEGY_MAPPED;
@@ -110,8 +110,11 @@ public abstract sealed class NativeInput implements Closeable, Cloneable
     return length;
   }
 
-  /** The size of this input's own cursor buffer (the library's choice: nd_input_buffer_size). */
-  int bufferSize() throws IOException {
+  /**
+   * The size of this input's own cursor buffer (the library's choice: nd_input_buffer_size, from
+   * the flags it was opened with): what a reader keeping a buffer of its own should use.
+   */
+  public int bufferSize() throws IOException {
     return (int) nativedir.nd_input_buffer_size(handle());
   }
 

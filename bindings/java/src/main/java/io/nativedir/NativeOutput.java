@@ -46,8 +46,8 @@ public final class NativeOutput implements Closeable, Flushable {
     this.capacity = capacity;
   }
 
-  static NativeOutput create(long dir, String name, IOFlag... flags) throws IOException {
-    long h = nativedir.nd_create_output(dir, name, IOFlag.bits(flags));
+  static NativeOutput create(long dir, String name, long flags) throws IOException {
+    long h = nativedir.nd_create_output(dir, name, flags);
     long size;
     try {
       size = nativedir.nd_output_buffer_size(h);
