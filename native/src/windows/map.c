@@ -19,6 +19,8 @@
  * revoked ranges, waits for the reservation, commits a zero page there and
  * lets the read run again. Only pages so read cost memory.
  */
+#include <stdlib.h>
+
 #include "win.h"
 
 #ifndef MEM_RESERVE_PLACEHOLDER
