@@ -36,8 +36,15 @@ namespace NativeDir.Lucene.Tests
             "MMap" => new MMapDirectory(new DirectoryInfo(path)),
             "NIOFS" => new NIOFSDirectory(new DirectoryInfo(path)),
             "SimpleFS" => new SimpleFSDirectory(new DirectoryInfo(path)),
-            _ => throw new ArgumentException(kind),
+            _ => MoreKinds.TryGetValue(kind, out Func<string, FSDirectory> make) ? make(path) : throw new ArgumentException(kind),
         };
+
+        /// <summary>Kinds other classes sweep with this script (MiscContractSweepTests): a name (a
+        /// "-merge" or "-readonce" suffix picks the context, as for NativeFS) and its factory.</summary>
+        internal static readonly System.Collections.Concurrent.ConcurrentDictionary<string, Func<string, FSDirectory>> MoreKinds = new();
+
+        /// <summary>The built-in kinds every outcome is compared with.</summary>
+        internal static IReadOnlyList<string> BuiltInKinds => BuiltIns;
 
         /// <summary>One step's world: a fresh folder, the directory of one kind on it (made on first
         /// use), and the files the step prepares, written outside the directory so the preparation
@@ -830,7 +837,7 @@ namespace NativeDir.Lucene.Tests
             FolderSteps().Concat(DirectorySteps()).Concat(NameMatrix()).Concat(InputSteps()).Concat(SlicerSteps())
                 .Concat(OutputSteps()).Concat(LockSteps());
 
-        private static string RunStep(Step step, string kind)
+        internal static string RunStep(Step step, string kind)
         {
             using var e = new Env(kind, step.Folder);
             try
