@@ -1,6 +1,7 @@
 /*
- * lucene_sweep.c - Lucene.NET's commits at every cut point of a run that the
- * recorder (lucene/Program.cs, "record") made on the crash-model file system.
+ * lucene_sweep.c - Lucene's commits at every cut point of a run that a
+ * recorder (lucene/Program.cs for Lucene.NET, lucene-java/CrashLucene.java for
+ * Lucene in Java: "record") made on the crash-model file system.
  *
  *   lucene_sweep materialize LOG OUT KIND...
  *       replays LOG under the strict model (model.h: CM_STRICT); at every cut
@@ -63,14 +64,30 @@ typedef struct {
     size_t nc, ccap;
 } kind;
 
-/* the table's order and labels of the directory kinds the recorder knows */
+/* The engines whose commit loops are recorded: the power-cut table each one's rows go to, the
+ * prefix of its reliability counts, its control rows' order; each records one kind of its own
+ * that is nativedir's (named "native" or ending in "-native"), which must lose nothing. */
+typedef struct {
+    const char *name, *table, *id;
+    int control_order; /* of the directory control; the file control's is the next */
+} engine;
+static const engine engines[] = {
+    {"Lucene.NET", "lucene", "crash_lucene", 2},
+    {"Lucene (Java)", "lucene_java", "crash_lucene_java", 4},
+};
+
+/* the table's order and labels of the directory kinds the recorders know */
 static const struct {
     const char *name, *label;
+    const engine *engine;
 } known[] = {
-    {"native", "NativeFSDirectory (nativedir)"},
-    {"mmap", "MMapDirectory (Lucene.NET)"},
-    {"niofs", "NIOFSDirectory (Lucene.NET)"},
-    {"simplefs", "SimpleFSDirectory (Lucene.NET)"},
+    {"native", "NativeFSDirectory (nativedir)", &engines[0]},
+    {"mmap", "MMapDirectory (Lucene.NET)", &engines[0]},
+    {"niofs", "NIOFSDirectory (Lucene.NET)", &engines[0]},
+    {"simplefs", "SimpleFSDirectory (Lucene.NET)", &engines[0]},
+    {"java-native", "NativeFSDirectory (nativedir)", &engines[1]},
+    {"java-mmap", "MMapDirectory (Lucene)", &engines[1]},
+    {"java-niofs", "NIOFSDirectory (Lucene)", &engines[1]},
 };
 #define N_KNOWN (sizeof(known) / sizeof(known[0]))
 
@@ -91,6 +108,12 @@ static void die(const char *fmt, const char *a, const char *b)
     fprintf(stderr, fmt, a, b);
     fputc('\n', stderr);
     exit(2);
+}
+
+static int is_native(const char *name)
+{
+    size_t n = strlen(name);
+    return strcmp(name, "native") == 0 || (n > 7 && strcmp(name + n - 7, "-native") == 0);
 }
 
 static int known_index(const char *name)
@@ -393,6 +416,7 @@ static int report(const char *out, const char *control)
     char what[2048] = "";
     size_t wl = 0;
     long native_bad = -1, native_states = 0;
+    const engine *e = known[known_index(kinds[0].name)].engine;
     for (size_t i = 0; i < n_kinds; i++) {
         kind *k = &kinds[i];
         snprintf(k->out, sizeof(k->out), "%s/%s", out, k->name);
@@ -412,14 +436,15 @@ static int report(const char *out, const char *control)
                  t[i].cuts, t[i].torn, t[i].states, t[i].commits, t[i].bad[R_LOST],
                  t[i].bad[R_NOOPEN], t[i].bad[R_CHECK], t[i].bad[R_PARTIAL]);
         if (control == NULL) {
-            crash_row("lucene", ki, known[ki].label, fields);
+            crash_row(e->table, ki, known[ki].label, fields);
         } else {
             char label[256];
-            snprintf(label, sizeof(label), "Lucene.NET on %s, every %s fsync a no-op",
+            snprintf(label, sizeof(label), "%s on %s, every %s fsync a no-op", e->name,
                      known[ki].label, strcmp(control, "dir") == 0 ? "directory" : "file");
-            crash_row("control", strcmp(control, "dir") == 0 ? 2 : 3, label, fields);
+            crash_row("control", e->control_order + (strcmp(control, "dir") == 0 ? 0 : 1), label,
+                      fields);
         }
-        if (strcmp(k->name, "native") == 0) {
+        if (is_native(k->name)) {
             native_bad = failures(&t[i]);
             native_states = t[i].cuts + t[i].torn;
         }
@@ -436,11 +461,12 @@ static int report(const char *out, const char *control)
     char text[2600];
     if (control == NULL) {
         snprintf(text, sizeof(text),
-                 "Lucene.NET committing on the crash-model file system, every cut point under "
+                 "%s committing on the crash-model file system, every cut point under "
                  "the strict model, each state opened and CheckIndex'ed: %s",
-                 what);
-        rel_count("crash_lucene_native", native_states, "cut states",
-                  native_bad == 0 ? "pass" : "fail", text);
+                 e->name, what);
+        char id[64];
+        snprintf(id, sizeof(id), "%s_native", e->id);
+        rel_count(id, native_states, "cut states", native_bad == 0 ? "pass" : "fail", text);
         if (native_bad != 0)
             fprintf(stderr,
                     "lucene_sweep: NativeFSDirectory lost an acknowledged commit or left "
@@ -453,7 +479,7 @@ static int report(const char *out, const char *control)
              "break the index: %s",
              strcmp(control, "dir") == 0 ? "directory" : "file", what);
     char id[64];
-    snprintf(id, sizeof(id), "crash_lucene_control_%s", control);
+    snprintf(id, sizeof(id), "%s_control_%s", e->id, control);
     rel_count(id, native_bad, "bad cut states", native_bad > 0 ? "pass" : "fail", text);
     if (native_bad == 0)
         fprintf(stderr,
@@ -483,6 +509,9 @@ int main(int argc, char **argv)
     for (int i = first; i < argc; i++) {
         if (known_index(argv[i]) < 0 || find_kind(argv[i]) != NULL)
             die("unknown or repeated directory kind '%s'%s", argv[i], "");
+        if (known[known_index(argv[i])].engine != known[known_index(argv[first])].engine)
+            die("'%s' and '%s' are kinds of two engines: sweep each engine's run apart", argv[i],
+                argv[first]);
         kinds[n_kinds++].name = argv[i];
     }
     return mat ? materialize(argv[2], argv[3]) : report(argv[2], control);
