@@ -19,6 +19,7 @@ bench_packages=(
   python3-dev python3-cffi python3-pytest python3-pip python3-setuptools # Python binding (its build checks pytest too)
   python3-aiofiles                                            # Python benchmark: asyncio file reads to compare with
   default-jdk-headless junit4                                 # Java binding (its tests jar is built with it)
+  liblucene8-java                                             # Lucene 8.8.1 (jars *-8.7.0.jar): nativedir-lucene.jar and its benchmark
   gnuplot-nox fio                                             # benchmark chart, device limits
   mono-complete                                               # the .NET Framework builds' tests and benchmark, on Mono
 )
@@ -33,6 +34,7 @@ packages=(
   gcc-mingw-w64-i686                                          # Windows x86 cross-build
   clang-format                                                # the C format check (ctest c_format)
   llvm                                                        # llvm-nm/objdump/strip: macOS and Windows arm64 checks
+  libcarrotsearch-randomizedtesting-java                      # Lucene's test framework runs on it (nativedir-lucene's suites)
 )
 
 # The .NET tests on linux-arm64 (qemu-user) run on Debian's arm64 C and C++ runtimes and OpenSSL
@@ -68,6 +70,34 @@ if ((!bench_only)) && ! command -v npm >/dev/null 2>&1; then
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends npm >/dev/null
+fi
+# Lucene's own core tests (run on nativedir-lucene.jar's directory) are compiled from Debian's
+# source of Lucene 8: the upstream tarball alone (apt-get source --tar-only; the archive lacks the
+# Debian patch tarball of that version), kept in build/deps. apt-get source needs deb-src lines:
+# where none are configured, the same archive's are added for the release's main component.
+if ((!bench_only)); then
+  deps_dir="$(cd "$(dirname "$0")/.." && pwd)/build/deps"
+  if ! compgen -G "$deps_dir/lucene8_*.orig.tar.*" >/dev/null; then
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    if [ -z "$(apt-get indextargets 'Identifier: Sources')" ]; then
+      codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
+      uri=$(apt-get indextargets --format '$(REPO_URI) $(RELEASE) $(COMPONENT)' 'Identifier: Packages' |
+            awk -v r="$codename" '$2 == r && $3 == "main" { print $1; exit }')
+      [ -n "$uri" ] || { echo "deps: no archive of $codename main to take Lucene's source from" >&2; exit 1; }
+      keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+      echo "deps: adding deb-src lines for $uri $codename main"
+      printf 'Types: deb-src\nURIs: %s\nSuites: %s\nComponents: main\n%s' "$uri" "$codename" \
+             "$([ -f "$keyring" ] && echo "Signed-By: $keyring")" |
+        $sudo tee /etc/apt/sources.list.d/nativedir-deb-src.sources >/dev/null
+    fi
+    $sudo apt-get update -qq
+    mkdir -p "$deps_dir"
+    echo "deps: fetching Lucene 8's source (apt-get source --tar-only lucene8)"
+    (cd "$deps_dir" && apt-get source -qq --tar-only lucene8 2>&1 | grep -v "unsandboxed" || true)
+    compgen -G "$deps_dir/lucene8_*.orig.tar.*" >/dev/null ||
+      { echo "deps: apt-get source --tar-only lucene8 fetched nothing" >&2; exit 1; }
+  fi
 fi
 if ! command -v dotnet >/dev/null 2>&1; then
   echo "deps: the .NET SDK (dotnet) is not on PATH; the .NET suites will be reported as failed" >&2
