@@ -32,7 +32,7 @@ SUITE_ORDER = ("c", "dotnet", "java", "python")
 # The summary's runtimes (suite -> label) and jobs (label -> the groups that measure it, the
 # first with a headline row wins). A suite's rows of group "Mono<Group>" count as <Group>.
 RUNTIMES = (("c", "C"), ("dotnet", ".NET"), ("lucene", "Lucene.NET"), ("lucene-mono", "Mono"),
-            ("java", "Java"), ("python", "Python"))
+            ("java", "Java"), ("lucene-java", "Lucene (Java)"), ("python", "Python"))
 JOBS = (("sequential", ("ReadSequential",)),
         ("byte", ("ReadByteSequential",)),
         ("random", ("ReadRandom", "ReadMapped")),
@@ -513,7 +513,7 @@ def summary_chart(cells, groups, path):
         if curves:
             script += ["unset arrow 1", "unset logscale x", "set origin 0.62,0",
                        "set size 0.38,1", "set lmargin 10", "set rmargin 3",
-                       "set title \"Lucene.NET search, the index larger than memory"
+                       "set title \"Lucene search (.NET and Java), the index larger than memory"
                        "\\nq/s by the page cache allowed\"",
                        "set xlabel 'page cache allowed, % of the index'", "set ylabel 'q/s'",
                        "set xrange [105:5]", "set autoscale y", "set yrange [0:*]",
