@@ -48,53 +48,75 @@ final class MappedIndexInput extends IndexInput implements RandomAccessInput {
   private final long offset; // of this input's byte 0 in the file
   private final long length;
   private final boolean owner; // opened by the directory (not a clone or slice)
-  // this input's own buffers: bufs[k] holds file chunk (offset >>> SHIFT) + k; input byte p is at
-  // index (p + shift) - (k << SHIFT) of bufs[k]. A one-chunk input's only buffer starts at its
-  // byte 0 (shift 0), so its reads need no arithmetic.
-  private final ByteBuffer[] bufs;
+  // this input's range of the mapping, shared with its clones, never read or moved: bufs[k] holds
+  // file chunk (offset >>> SHIFT) + k, and input byte p is at index (p + shift) - (k << SHIFT) of
+  // bufs[k]. A one-chunk input's only buffer starts at its byte 0 (shift 0).
+  private final ByteBuffer[] templates;
   private final int shift;
+  // this input's own duplicates of them (positions of its own); null once it is closed, so that a
+  // read of a closed input fails on the null (the cheap check of the byte loop is the file's)
+  private ByteBuffer[] bufs;
   private int curIdx;
   private ByteBuffer cur;
   private ByteBuffer curLE; // cur in little-endian order (readLELongs), made when first needed
   private int curLEIdx = -1;
-  private boolean selfClosed;
 
-  private MappedIndexInput(String desc, Source src, long offset, long length, boolean owner) {
+  private MappedIndexInput(String desc, Source src, long offset, long length, boolean owner,
+      ByteBuffer[] templates, int shift) {
     super(desc);
     this.src = src;
     this.offset = offset;
     this.length = length;
     this.owner = owner;
+    this.templates = templates;
+    this.shift = shift;
+    bufs = new ByteBuffer[templates.length];
+    for (int k = 0; k < bufs.length; k++) {
+      bufs[k] = templates[k].duplicate().order(Lucene8.ORDER);
+    }
+    bufs[0].position(shift);
+    cur = bufs[0];
+  }
+
+  /** The template buffers of bytes [offset, offset + length) of the file (see templates). */
+  private static ByteBuffer[] templates(MappedFile file, long offset, long length) {
+    if (length == 0) {
+      return new ByteBuffer[] {EMPTY};
+    }
     long end = offset + length;
     int first = (int) (offset >>> SHIFT);
-    if (length == 0) {
-      bufs = new ByteBuffer[] {EMPTY};
-      shift = 0;
-    } else if (first == (int) ((end - 1) >>> SHIFT)) {
+    int last = (int) ((end - 1) >>> SHIFT);
+    if (first == last) {
+      ByteBuffer v = file.view(first);
       int at = (int) (offset & MASK);
-      bufs = new ByteBuffer[] {src.file.view(first).slice(at, (int) length).order(Lucene8.ORDER)};
-      shift = 0;
-    } else {
-      int last = (int) ((end - 1) >>> SHIFT);
-      bufs = new ByteBuffer[last - first + 1];
-      for (int k = 0; k < bufs.length; k++) {
-        bufs[k] = src.file.view(first + k).order(Lucene8.ORDER);
-      }
-      ByteBuffer tail = bufs[bufs.length - 1];
-      tail.limit((int) (end - ((long) last << SHIFT)));
-      shift = (int) (offset & MASK);
-      bufs[0].position(shift);
+      return new ByteBuffer[] {at == 0 && length == v.capacity() ? v : v.slice(at, (int) length)};
     }
-    cur = bufs[0];
+    ByteBuffer[] t = new ByteBuffer[last - first + 1];
+    for (int k = 0; k < t.length; k++) {
+      t[k] = file.view(first + k);
+    }
+    t[t.length - 1].limit((int) (end - ((long) last << SHIFT)));
+    return t;
+  }
+
+  private static int shiftOf(long offset, long length) {
+    boolean oneChunk = length == 0 || (offset >>> SHIFT) == ((offset + length - 1) >>> SHIFT);
+    return oneChunk ? 0 : (int) (offset & MASK);
+  }
+
+  private static MappedIndexInput make(String desc, Source src, long offset, long length,
+      boolean owner) {
+    return new MappedIndexInput(desc, src, offset, length, owner,
+        templates(src.file, offset, length), shiftOf(offset, length));
   }
 
   /** The input the directory opened: it owns the file. */
   static MappedIndexInput open(String desc, Source src) {
-    return new MappedIndexInput(desc, src, 0, src.file.length(), true);
+    return make(desc, src, 0, src.file.length(), true);
   }
 
   private void ensureOpen() {
-    if (src.closed || selfClosed) {
+    if (src.closed || cur == null) {
       throw closed();
     }
   }
@@ -109,6 +131,9 @@ final class MappedIndexInput extends IndexInput implements RandomAccessInput {
 
   /** Moves to the next buffer with bytes left; EOFException past the last one. */
   private void nextBuffer() throws EOFException {
+    if (bufs == null) {
+      throw closed();
+    }
     do {
       if (curIdx + 1 >= bufs.length) {
         throw eof("read");
@@ -120,12 +145,16 @@ final class MappedIndexInput extends IndexInput implements RandomAccessInput {
 
   @Override
   public byte readByte() throws IOException {
-    ensureOpen();
+    if (src.closed) {
+      throw closed();
+    }
     try {
       return cur.get();
     } catch (BufferUnderflowException e) {
       nextBuffer();
       return cur.get();
+    } catch (NullPointerException e) {
+      throw closed();
     }
   }
 
@@ -215,8 +244,11 @@ final class MappedIndexInput extends IndexInput implements RandomAccessInput {
 
   @Override
   public long getFilePointer() {
-    ensureOpen();
-    return ((long) curIdx << SHIFT) + cur.position() - shift;
+    ByteBuffer c = cur;
+    if (c == null) {
+      throw closed();
+    }
+    return ((long) curIdx << SHIFT) + c.position() - shift;
   }
 
   @Override
@@ -307,7 +339,7 @@ final class MappedIndexInput extends IndexInput implements RandomAccessInput {
   @Override
   public MappedIndexInput clone() {
     ensureOpen();
-    MappedIndexInput c = new MappedIndexInput(toString(), src, offset, length, false);
+    MappedIndexInput c = new MappedIndexInput(toString(), src, offset, length, false, templates, shift);
     try {
       c.seek(getFilePointer());
     } catch (IOException e) {
@@ -326,7 +358,7 @@ final class MappedIndexInput extends IndexInput implements RandomAccessInput {
     if (owner && len > 0) {
       src.dir.adviseSlice(src, desc, offset + off, len);
     }
-    return new MappedIndexInput(getFullSliceDescription(desc), src, offset + off, len, false);
+    return make(getFullSliceDescription(desc), src, offset + off, len, false);
   }
 
   /**
@@ -335,12 +367,12 @@ final class MappedIndexInput extends IndexInput implements RandomAccessInput {
    */
   @Override
   public void close() throws IOException {
-    if (selfClosed) {
+    if (bufs == null) {
       return;
     }
-    selfClosed = true;
-    cur = EMPTY;
-    curIdx = 0;
+    bufs = null;
+    cur = null;
+    curLE = null;
     if (owner) {
       src.closed = true;
       src.file.close();
