@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.LongBuffer;
 import org.apache.lucene.store.AlreadyClosedException;
 import org.apache.lucene.store.IndexInput;
 import org.apache.lucene.store.RandomAccessInput;
@@ -58,8 +59,9 @@ final class MappedIndexInput extends IndexInput implements RandomAccessInput {
   private ByteBuffer[] bufs;
   private int curIdx;
   private ByteBuffer cur;
-  private ByteBuffer curLE; // cur in little-endian order (readLELongs), made when first needed
-  private int curLEIdx = -1;
+  // little-endian long views of cur, one per alignment (readLELongs), made when first needed
+  private LongBuffer[] leViews;
+  private int leIdx = -1;
 
   private MappedIndexInput(String desc, Source src, long offset, long length, boolean owner,
       ByteBuffer[] templates, int shift) {
@@ -220,17 +222,21 @@ final class MappedIndexInput extends IndexInput implements RandomAccessInput {
     ByteBuffer c = cur;
     int p = c.position();
     if (len >= 0 && (long) len << 3 <= c.remaining()) {
-      if (curLEIdx != curIdx) {
-        curLE = c.duplicate().order(ByteOrder.LITTLE_ENDIAN);
-        curLEIdx = curIdx;
+      // a bulk copy out of a little-endian long view of the buffer, one view per alignment
+      if (leIdx != curIdx) {
+        leViews = new LongBuffer[8];
+        leIdx = curIdx;
       }
-      ByteBuffer le = curLE;
-      for (int i = 0; i < len; i++) {
-        dst[off + i] = le.getLong(p + (i << 3));
+      int align = p & 7;
+      LongBuffer v = leViews[align];
+      if (v == null) {
+        v = leViews[align] = c.duplicate().position(align).order(ByteOrder.LITTLE_ENDIAN).asLongBuffer();
       }
+      v.position((p - align) >>> 3);
+      v.get(dst, off, len);
       c.position(p + (len << 3));
     } else {
-      super.readLELongs(dst, off, len);
+      super.readLELongs(dst, off, len); // across two buffers: byte by byte
     }
   }
 
@@ -372,7 +378,7 @@ final class MappedIndexInput extends IndexInput implements RandomAccessInput {
     }
     bufs = null;
     cur = null;
-    curLE = null;
+    leViews = null;
     if (owner) {
       src.closed = true;
       src.file.close();

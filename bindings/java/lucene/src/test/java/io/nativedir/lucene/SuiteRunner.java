@@ -57,11 +57,22 @@ public final class SuiteRunner {
       }
     }
     Map<String, String> outcomes = new TreeMap<>();
+    Map<String, Long> started = new java.util.HashMap<>();
+    Map<String, Long> classNanos = new TreeMap<>();
     JUnitCore core = new JUnitCore();
     core.addListener(new RunListener() {
       @Override
       public void testStarted(Description d) {
         outcomes.put(key(d), "PASS");
+        started.put(key(d), System.nanoTime());
+      }
+
+      @Override
+      public void testFinished(Description d) {
+        Long t0 = started.remove(key(d));
+        if (t0 != null) {
+          classNanos.merge(d.getClassName(), System.nanoTime() - t0, Long::sum);
+        }
       }
 
       @Override
@@ -87,6 +98,10 @@ public final class SuiteRunner {
         w.println(e.getKey() + "\t" + e.getValue());
       }
     }
+    classNanos.entrySet().stream()
+        .sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+        .limit(12)
+        .forEach(e -> System.out.printf("  %6.1f s  %s%n", e.getValue() / 1e9, e.getKey()));
     System.out.printf("%d classes, %d tests, %d failures, %d ignored in %.0f s%n", tests.size(),
         r.getRunCount(), r.getFailureCount(), r.getIgnoreCount(), (System.nanoTime() - start) / 1e9);
     System.exit(0); // outcomes are compared by the next step; a failure here is one of them
