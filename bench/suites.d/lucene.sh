@@ -39,6 +39,15 @@ echo "-- file reads, paired: $rounds rounds of NativeDir.Lucene and each row's b
 dotnet "$dll" --paired-reads "$rounds" --dir "$scratch/paired" --out "$scratch/paired-reads.json" ${quick[@]+"${quick[@]}"}
 echo "-- durable write, paired: $rounds rounds of raw O_DIRECT, NativeDir.Lucene and SimpleFS (the WriteSync row's per-round ratio)"
 dotnet "$dll" --paired-write "$rounds" --dir "$scratch/paired" --out "$scratch/paired-write.json" ${quick[@]+"${quick[@]}"}
+echo "-- NativeUnixDirectory's file table, paired: $rounds rounds (merge write made durable, sequential and random reads)"
+dotnet "$dll" --misc-dirs "$rounds" --dir "$scratch/misc" --out "$scratch/misc-dirs.json" ${quick[@]+"${quick[@]}"}
+wine_rounds=7
+[ "${ND_BENCH_QUICK:-0}" = 1 ] && wine_rounds=3
+echo "-- WindowsDirectory's file table under Wine, paired: $wine_rounds rounds"
+wrc=0
+bash bindings/dotnet/NativeDir.Lucene.Benchmarks/misc-wine.sh "$build" "$wine_rounds" "$scratch/misc-dirs-wine.json" \
+  ${quick[@]+"${quick[@]}"} || wrc=$?
+[ "$wrc" -eq 0 ] || [ "$wrc" -eq 77 ] || exit "$wrc"
 
 /usr/bin/python3 - "$scratch" "$out/lucene.json" "$mib" "$(uname -srm)" <<'PY'
 import glob, json, sys, datetime
@@ -173,6 +182,51 @@ best_table("ParallelSearch", "ParallelSearch", "Search", ">= 1.2x qps of the bes
 best_table("Indexing", "Indexing", "Index", "<= 1.0 (no slower than the best built-in)", lambda r: r <= 1.0,
            f"{1000 if quick else 5000} SDK doc members, default IndexWriterConfig, commit (synced)",
            paired=paired_index)
+
+# NativeUnixDirectory (this OS) and WindowsDirectory (under Wine): the port's file table on ours
+# (--misc-dirs: every directory once per round, back to back). Targets on per-round ratios: the
+# durable merge write no slower than SimpleFS's; reads within 1.5x of the fastest on-disk built-in
+# of the same round. NativeUnixDirectory reads through its delegate (search reads never go
+# direct): over NativeFSDirectory, the one recommended, it is judged; over FSDirectory.Open's
+# choice (MMapDirectory) its reads are that directory's, shown for comparison.
+import os
+MISC = {"NativeUnix(NativeFS)": "NativeDir.Lucene.Misc NativeUnixDirectory over NativeFSDirectory",
+        "NativeUnix(FSDirectory.Open)": "NativeDir.Lucene.Misc NativeUnixDirectory over FSDirectory.Open",
+        "Windows": "NativeDir.Lucene.Misc WindowsDirectory"}
+def misc_rows(path, where):
+    if not os.path.exists(path):
+        return
+    m = json.load(open(path))
+    label = lambda k: (MISC.get(k) or NAMES[k]) + where
+    for group, what in (("Write", "merge-context output of the file + Sync (durable)"),
+                        ("ReadSequential", "the file in 8 KiB ReadBytes, input opened for search"),
+                        ("ReadRandom", "10,000 Seek + 64-byte ReadBytes, input opened for search")):
+        t = m[group]
+        n = len(next(iter(t.values())))
+        if group == "Write":
+            base, per_round, aim = "SimpleFS", t["SimpleFS"], 1.0
+            target, judged = "<= 1.0 x SimpleFS (per-round)", lambda k: k in MISC
+        else:
+            base = min(BUILTIN_FS, key=lambda d: median(t[d]))
+            per_round = [min(t[d][i] for d in BUILTIN_FS) for i in range(n)]
+            aim = 1.5
+            target = "<= 1.5 x the fastest of SimpleFS, NIOFS, MMap in each round (per-round)"
+            judged = lambda k: k in MISC and k != "NativeUnix(FSDirectory.Open)"
+        note = f"{m['file_mib']} MiB: {what}; {n} rounds"
+        for k, v in t.items():
+            s = {"median": median(v), "min": min(v), "max": max(v), "runs": n, "alloc_bytes": None}
+            if k == base:
+                row("Misc" + group, label(k), s, note=note + " (the baseline)", rounds=v)
+                continue
+            extra = {"rounds": v}
+            if k in MISC:
+                extra["ratio_paired"] = round(median([a / b for a, b in zip(v, per_round)]), 3)
+            row("Misc" + group, label(k), s, label(base), {"median": median(t[base])},
+                target if judged(k) else None, (extra["ratio_paired"] <= aim) if judged(k) else None,
+                note + ("; reads are the delegate's (MMapDirectory)" if k == "NativeUnix(FSDirectory.Open)" and group != "Write" else ""),
+                **extra)
+misc_rows(f"{scratch}/misc-dirs.json", "")
+misc_rows(f"{scratch}/misc-dirs-wine.json", " (Wine)")
 
 json.dump({"suite": "lucene", "file_mib": mib, "host": host,
            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

@@ -31,6 +31,8 @@ namespace NativeDir.Lucene.Benchmarks
     /// (PairedReads.cs);
     /// --paired-write N [--out F] [--quick]: N rounds of the durable write, each round writing once
     /// with raw O_DIRECT (no library), NativeDir.Lucene and SimpleFS in turn (PairedWrite.cs);
+    /// --misc-dirs N [--out F] [--quick] [--verify-misc]: N rounds of the NativeUnixDirectory /
+    /// WindowsDirectory file table (MiscDirs.cs); --verify-misc one small round, checked, not timed;
     /// --profile-index Dir,Dir [--runs N]: the indexing workload with every Directory and
     /// IndexOutput call counted and timed, per directory (CallProfile.cs).
     /// </summary>
@@ -55,6 +57,9 @@ namespace NativeDir.Lucene.Benchmarks
             if (Arg(args, "--paired-write") is string wrounds)
                 return PairedWrite.Run(int.Parse(wrounds), Arg(args, "--out") ?? Path.Combine(dir, "paired-write.json"),
                     args.Contains("--quick"));
+            if (Arg(args, "--misc-dirs") is string mrounds)
+                return MiscDirs.Run(int.Parse(mrounds), Arg(args, "--out") ?? Path.Combine(dir, "misc-dirs.json"),
+                    args.Contains("--quick"), args.Contains("--verify-misc"));
             if (Arg(args, "--profile-index") is string pk)
                 return CallProfile.Run(pk.Split(',').Select(Enum.Parse<Dir>).ToArray(), int.Parse(Arg(args, "--runs") ?? "3"));
             if (Arg(args, "--write-search-index") is string indexPath)
@@ -236,6 +241,7 @@ namespace NativeDir.Lucene.Benchmarks
                 "paired durable write: raw, NativeDir and SimpleFS timed");
             Check(new FileInfo(Path.Combine(Dirs.PathOf(Dir.NativeDir, "paired-write"), "w")).Length == 4L << 20,
                 "paired durable write: NativeDir's file length");
+            Check(MiscDirs.Run(1, null, quick: true, verify: true) == 0, "the misc directories' table");
             return 0;
         }
 

@@ -17,6 +17,8 @@ namespace NativeDir.Lucene.Benchmarks
     /// ReadRandom (64-byte reads at random offsets) on NativeFSDirectory, SimpleFSDirectory,
     /// NIOFSDirectory and MMapDirectory, every directory once per round, back to back, the first
     /// of a round rotating (PairedRounds). Writes {"Group": {"Dir": [ms per round...]}, ...}.
+    /// RandomAccessThreads: 4 threads reading one file at random offsets through
+    /// NativeDir.IO.RandomAccess against a FileStream behind a lock (RandomAccessRow).
     /// Usage: --rounds N --out F [--quick]; --verify runs one small round and checks that every
     /// directory found the same hits and read the same bytes.
     /// </summary>
@@ -64,6 +66,11 @@ namespace NativeDir.Lucene.Benchmarks
             foreach (FileWorkload w in files.Values)
                 w.Dispose();
 
+            // positional reads on 4 threads: NativeDir.IO.RandomAccess against a locked FileStream
+            Dictionary<string, List<double>> positional = RandomAccessRow.Run(
+                Path.Combine(NativeDir.Lucene.Benchmarks.Dirs.Scratch, "random-access"), fileBytes, quick ? 2000 : 20_000, rounds);
+            Console.WriteLine("RandomAccessThreads: " + string.Join(", ", positional.Select(kv => $"{kv.Key} {PairedRounds.Median(kv.Value):F1} ms")));
+
             foreach (var (group, byDir) in results.Select(kv => (kv.Key, kv.Value)))
                 if (byDir.Values.Distinct().Count() != 1)
                 {
@@ -74,7 +81,10 @@ namespace NativeDir.Lucene.Benchmarks
             string List(List<double> v) => "[" + string.Join(", ", v.Select(t => t.ToString("F4", CultureInfo.InvariantCulture))) + "]";
             File.WriteAllText(outFile, "{\"queries\": " + queries + ", \"docs\": " + docs + ", \"file_mib\": " + (fileBytes >> 20)
                 + ", \"runtime\": \"Mono " + MonoVersion().Replace("\"", "'") + "\", " + string.Join(", ", times.Select(kv => $"\"{kv.Key}\": {{" +
-                string.Join(", ", kv.Value.Select(dv => $"\"{dv.Key}\": {List(dv.Value)}")) + "}")) + "}\n");
+                string.Join(", ", kv.Value.Select(dv => $"\"{dv.Key}\": {List(dv.Value)}")) + "}"))
+                + ", \"RandomAccessThreads\": {" + string.Join(", ", positional.Select(kv => $"\"{kv.Key}\": {List(kv.Value)}"))
+                + "}, \"random_access\": {\"threads\": " + RandomAccessRow.Threads + ", \"read_bytes\": " + RandomAccessRow.ReadSize
+                + ", \"reads_per_thread\": " + (quick ? 2000 : 20_000) + "}}\n");
             Console.WriteLine($"mono bench: {(verify ? "verified: every directory found the same hits and read the same bytes" : "wrote " + outFile)}");
             return 0;
         }

@@ -11,37 +11,33 @@ namespace NativeDir.Lucene.Misc
     /// <summary>
     /// Lucene's <c>WindowsDirectory</c> (the <c>lucene/misc</c> class, with the public API of
     /// Lucene.NET's <c>Lucene.Net.Store.WindowsDirectory</c>) on nativedir: an
-    /// <see cref="FSDirectory"/> for Windows whose inputs read through nativedir, so that threads
-    /// reading one file (an input and its clones) never wait for each other on a file position,
-    /// and whose outputs, locks and sync are <see cref="FSDirectory"/>'s own.
-    /// <para>Inputs are opened as <see cref="NativeFSDirectory"/> opens them
-    /// (<see cref="IoStrategyPolicy"/>): files opened for searching are mapped, so a byte read is a
-    /// load from the page cache; read-once files and small merges read through a buffer with
-    /// positional reads; merges of 10 MiB or more read with unbuffered I/O, leaving the cache to
-    /// the searches. Every file is opened so that others may read, write, rename and delete it.
-    /// Windows frees a deleted file's name only once its last handle and mapping are gone: an
-    /// input still open keeps the name taken (as with Lucene.NET's MMapDirectory); Lucene's
-    /// IndexFileDeleter retries such a delete later.</para>
+    /// <see cref="FSDirectory"/> for Windows whose inputs never make threads wait for each other
+    /// on a file position (an input and its clones read one file at once), with Lucene's
+    /// <see cref="NativeFSLockFactory"/> by default, as Lucene's class has.
+    /// <para>It is a <see cref="NativeFSDirectory"/>: every read, write and sync goes through
+    /// nativedir, as <see cref="IoStrategyPolicy"/> chooses per <see cref="IOContext"/>: files opened
+    /// for searching are mapped, so a byte read is a load from the page cache; read-once files and
+    /// small merges read through a buffer with positional reads; merges of 10 MiB or more read and
+    /// write with unbuffered I/O, leaving the cache to the searches; <see cref="FSDirectory.Sync"/>
+    /// flushes the files written (FlushFileBuffers). Every file is opened so that others may read,
+    /// write, rename and delete it. Windows frees a deleted file's name only once its last handle
+    /// and mapping are gone: an input still open keeps the name taken (as with Lucene.NET's
+    /// MMapDirectory), and Lucene's IndexFileDeleter retries such a delete later.</para>
     /// <para>Windows only: constructing it elsewhere throws
     /// <see cref="PlatformNotSupportedException"/>.</para>
     /// </summary>
 #if NET
     [SupportedOSPlatform("windows")]
 #endif
-    public class WindowsDirectory : FSDirectory
+    public class WindowsDirectory : NativeFSDirectory
     {
-        private readonly NativeFSDirectory _reader; // the inputs, on the same folder
-
         /// <summary>A directory at <paramref name="path"/> locked by <paramref name="lockFactory"/>.</summary>
         /// <param name="path">The index folder.</param>
         /// <param name="lockFactory">The lock factory, or null for <see cref="NativeFSLockFactory"/>.</param>
         /// <exception cref="PlatformNotSupportedException">Not Windows.</exception>
         public WindowsDirectory(DirectoryInfo path, LockFactory? lockFactory)
-            : base(path ?? throw new ArgumentNullException(nameof(path)), lockFactory)
+            : base(OnWindows(path ?? throw new ArgumentNullException(nameof(path))), lockFactory ?? new NativeFSLockFactory())
         {
-            EnsureWindows();
-            // takes no locks (this directory's factory does) and creates nothing
-            _reader = new NativeFSDirectory(path, NoLockFactory.GetNoLockFactory());
         }
 
         /// <summary>A directory at <paramref name="path"/> with <see cref="NativeFSLockFactory"/>.</summary>
@@ -63,36 +59,12 @@ namespace NativeDir.Lucene.Misc
         {
         }
 
-        private static void EnsureWindows()
+        /// <summary>The path, on Windows; nothing is made anywhere else.</summary>
+        private static DirectoryInfo OnWindows(DirectoryInfo path)
         {
             if (!Constants.WINDOWS)
                 throw new PlatformNotSupportedException($"{nameof(WindowsDirectory)} is only supported on Microsoft Windows.");
-        }
-
-        /// <summary>An input read through nativedir (see the class's remarks). Reads past the end
-        /// throw <see cref="EndOfStreamException"/>; clones share the file, each with its own
-        /// position; disposing twice is allowed.</summary>
-        public override IndexInput OpenInput(string name, IOContext context)
-        {
-            EnsureOpen();
-            return _reader.OpenInput(name, context);
-        }
-
-        /// <summary>Slices of one opened file (compound files), read as <see cref="OpenInput"/>
-        /// reads.</summary>
-        public override IndexInputSlicer CreateSlicer(string name, IOContext context)
-        {
-            EnsureOpen();
-            return _reader.CreateSlicer(name, context);
-        }
-
-        /// <summary>Closes the inputs' directory handle (open inputs keep working until
-        /// disposed).</summary>
-        protected override void Dispose(bool disposing)
-        {
-            if (disposing)
-                _reader.Dispose();
-            base.Dispose(disposing);
+            return path;
         }
     }
 }
