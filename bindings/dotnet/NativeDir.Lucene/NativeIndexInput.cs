@@ -3,6 +3,7 @@ using System.Buffers.Binary;
 using System.IO;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
+using System.Threading;
 using Lucene.Net.Store;
 
 namespace NativeDir.Lucene
@@ -14,8 +15,9 @@ namespace NativeDir.Lucene
     /// the mapping (a byte read is a bounds check and a load, with no call at all); otherwise it is
     /// this input's own managed buffer (pinned, so it can be read through a pointer), refilled by
     /// one positional native read. Reads at least a buffer long go straight into the caller's
-    /// array. See <see cref="SharedFile"/> for why clones own nothing native, and why a mapping
-    /// someone read stays until the garbage collector finds no input left.</para>
+    /// array. See <see cref="SharedFile"/> for why clones own nothing native, and what a read
+    /// racing the file's close sees; <see cref="CloneList"/> for how a clone learns that its
+    /// original was closed.</para>
     /// </summary>
     public sealed unsafe class NativeIndexInput : IndexInput
     {
@@ -42,7 +44,6 @@ namespace NativeDir.Lucene
             _offset = offset;
             _length = length;
             _bufferSize = bufferSize;
-            // the window is mapped on the first read, which tells the file (SharedFile.MapRead)
         }
 
         /// <summary>The size of this input's managed buffer when it reads through one (an input that
@@ -127,12 +128,11 @@ namespace NativeDir.Lucene
             Check(pos, dst.Length, seek: false);
             if (_file.Base != null)
             {
-                if (_owner && !_file.MapRead())
-                    throw Closed(); // disposed under us before its first read of the mapping
                 _win = _file.Base + _offset; // the whole input: only bytes past the end are missing
                 _cur = _win + pos;
                 _end = _win + _length;
                 _winStart = 0;
+                ClosedSinceRefill();
             }
             else
             {
@@ -160,10 +160,25 @@ namespace NativeDir.Lucene
                 fixed (byte* p = _buffer)
                     _win = _cur = p;
                 _end = _win + n;
+                ClosedSinceRefill();
             }
             new ReadOnlySpan<byte>(_cur, dst.Length).CopyTo(dst);
             _cur += dst.Length;
         }
+
+        /// <summary>A window was just set: if the file closed meanwhile, its close may have emptied
+        /// the window before this set it (CloneList.Close), so look again after a full fence and
+        /// give the window up. Either this sees the close or the close sees the window.</summary>
+        private void ClosedSinceRefill()
+        {
+            Interlocked.MemoryBarrier();
+            if (_file.Closed || (_owner && _disposed))
+                throw Closed();
+        }
+
+        /// <summary>The file emptied this clone's window as it closed: the next read takes the
+        /// slow path and throws. Only _end, for the reason <see cref="Dispose"/> gives.</summary>
+        internal void EmptyWindow() => _end = null;
 
         /// <summary>What every slow path checks: the input is open and [pos, pos + n) inside it.</summary>
         private void Check(long pos, long n, bool seek)
@@ -250,12 +265,14 @@ namespace NativeDir.Lucene
         }
 
         /// <summary>A cursor of its own on the same file (no native handle: see
-        /// <see cref="SharedFile"/>). Lucene never disposes clones; disposing one does nothing.</summary>
+        /// <see cref="SharedFile"/>). Lucene never disposes clones; disposing one does nothing.
+        /// A clone's reads throw <see cref="ObjectDisposedException"/> once the file's opened input
+        /// (a compound file's, for a slice) and every slice of it are disposed.</summary>
         public override object Clone()
         {
-            if (!_file.MapRead()) // the clone may point into the mapping from now on
-                throw _file.Disposed();
-            var c = (NativeIndexInput)base.Clone(); // memberwise: same file, slice and position
+            if (_file.Closed || (_owner && _disposed))
+                throw Closed();
+            var c = (NativeIndexInput)base.Clone(); // memberwise: same file, slice, position and owner
             c._disposed = false;
             c._owner = false;
             // a mapped window is the file's mapping (or none yet) for every input: shared as is
@@ -269,6 +286,8 @@ namespace NativeDir.Lucene
                 c._win = c._cur = c._end = null;
                 c._winStart = Position;
             }
+            if (!_file.Clones.Add(c)) // closed meanwhile: the clone would not learn it
+                throw Closed();
             return c;
         }
 
@@ -333,7 +352,7 @@ namespace NativeDir.Lucene
             // Only _end: a reader racing this on another thread sees its old window or an empty
             // one, never a torn pair such as (_cur = null, _end = old), which reads address 0.
             _end = null;
-            _file.ReleaseOwner();
+            _file.ReleaseOwner(); // the last owner's closes the file and empties its clones' windows
         }
 
     }

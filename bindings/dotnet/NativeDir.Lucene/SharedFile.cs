@@ -16,21 +16,22 @@ namespace NativeDir.Lucene
     /// own small managed buffer with positional reads (nd_read_bytes, thread-safe on the shared
     /// handle). Nothing native is created per clone, so nothing can leak.</para>
     /// <para><b>Closing.</b> Owners (the opened input, a slicer, each slice) are counted; the last
-    /// owner's Dispose closes the handle at once when it is not mapped, or when it is mapped and
-    /// nothing ever read the mapping. A mapping that an input (owner or clone) may still point
-    /// into is not unmapped by Dispose: an input may be read on another thread than the one that
-    /// disposes it, and nothing short of a check per byte can tell whether it is inside its
-    /// window right now. Such a mapping is released by the garbage collector once the last input
-    /// is unreachable (the native handle's finalizer), like Java's MMapDirectory without its unmap
-    /// hack. Inputs check <see cref="Closed"/> on every slow path and throw
-    /// <see cref="ObjectDisposedException"/> there.</para>
+    /// owner's Dispose closes the native handle before it returns, and with it the file: its
+    /// descriptor, its mapping, and on Windows anything that would keep it from being deleted or
+    /// its folder from being removed. An input may be read on another thread than the one that
+    /// disposes it, and nothing short of a check per byte could tell whether it is inside its
+    /// window right now, so a mapped file's window stays pinned (the window this object took at
+    /// open): at the close the library replaces the mapping with zero-filled memory at the same
+    /// addresses, which a reader racing the close reads instead of faulting, and the addresses go
+    /// when the pin does (the native handle's finalizer, once no input is left). The close empties
+    /// every clone's window first (<see cref="CloneList"/>), and inputs check <see cref="Closed"/>
+    /// on every slow path and throw <see cref="ObjectDisposedException"/> there, so only a read
+    /// racing the close can see those zeros.</para>
     /// </summary>
     internal sealed unsafe class SharedFile
     {
         private readonly NativeInput _input;
         private int _owners = 1;
-        private int _mapRead; // an input points into the mapping: Dispose leaves it to the GC
-        private int _closed;
 
         internal SharedFile(NativeInput input, bool wantMapped)
         {
@@ -38,11 +39,9 @@ namespace NativeDir.Lucene
             Name = input.Name;
             Length = input.Length;
             BufferSize = input.BufferSize;
+            // the window stays pinned: the mapping's addresses outlive the close (see above)
             if (wantMapped && Length > 0 && input.Strategy == IoStrategy.Mapped)
-            {
                 Base = ContiguousMapping(input);
-                input.ReleaseWindow(); // the mapping stays while the handle is open; Dispose may unmap
-            }
         }
 
         internal string Name { get; }
@@ -56,7 +55,10 @@ namespace NativeDir.Lucene
         /// positional calls (not mapped, empty, or the mapping is not one contiguous range).</summary>
         internal byte* Base { get; }
 
-        internal bool Closed => Volatile.Read(ref _closed) != 0;
+        internal bool Closed => Clones.Closed;
+
+        /// <summary>The clones of the file's inputs, emptied when it closes.</summary>
+        internal CloneList Clones { get; } = new CloneList();
 
         /// <summary>The file's one native input, for positional calls (nd_read_bytes, prefetch and
         /// advice are thread-safe on it); ObjectDisposedException once the last owner is gone.</summary>
@@ -87,25 +89,13 @@ namespace NativeDir.Lucene
             }
         }
 
-        /// <summary>Called before an input first points into the mapping (a clone is made, an owner
-        /// reads); false if the last owner's Dispose came first (it unmapped: read nothing).</summary>
-        internal bool MapRead()
-        {
-            // Dekker with ReleaseOwner, both sides full fences: either it sees this mark and
-            // leaves the mapping, or this sees its close
-            Interlocked.Exchange(ref _mapRead, 1);
-            return Volatile.Read(ref _closed) == 0;
-        }
-
+        /// <summary>An owner is disposed; the last one closes the file now.</summary>
         internal void ReleaseOwner()
         {
             if (Interlocked.Decrement(ref _owners) != 0)
                 return;
-            Interlocked.Exchange(ref _closed, 1);
-            if (Base == null || Volatile.Read(ref _mapRead) == 0)
-                _input.Dispose();
-            // else: inputs may hold pointers into the mapping; the handle's finalizer unmaps it
-            // once they (and this object) are unreachable.
+            Clones.Close();
+            _input.Dispose();
         }
 
         internal ObjectDisposedException Disposed() =>

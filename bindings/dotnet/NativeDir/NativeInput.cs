@@ -16,13 +16,16 @@ namespace NativeDir
     /// <para><b>Zero-copy reads.</b> The cursor reads from a cached window of native memory (the
     /// mapping, or the handle's buffer) obtained with one nd_input_window call; a byte read is a
     /// bounds check and a load. A mapped input's window is the whole rest of the file.</para>
-    /// <para><b>Dispose racing a reader never crashes.</b> The library pins the window it hands
-    /// out (nd_input_window) until the next window call on the handle. <see cref="Dispose"/>
-    /// closes the native handle at once, on any thread, but never frees the window: a reader may
-    /// still be reading it (the input may have moved to another thread since its last refill).
-    /// The cursor's next call throws <see cref="ObjectDisposedException"/> and releases it; if
-    /// none comes, the garbage collector does. An input only ever read positionally is released
-    /// entirely by Dispose.</para>
+    /// <para><b>Dispose closes the file; racing a reader never crashes.</b> <see cref="Dispose"/>
+    /// closes the native handle at once, on any thread, and the Dispose of the file's last input
+    /// (this one, its clones and slices) closes the file before it returns: its descriptor, its
+    /// mapping, anything that would keep Windows from deleting it. The window it hands out
+    /// (nd_input_window) stays readable memory: a reader may still be inside it (the input may
+    /// have moved to another thread since its last refill). A buffer window keeps its bytes; a
+    /// mapped window reads the file while any input of the file is open, and zeros once the file
+    /// is closed (bytes a read racing Dispose must discard). The cursor's next call throws
+    /// <see cref="ObjectDisposedException"/> and frees the window's memory; if none comes, the
+    /// garbage collector does (memory only: the file is already closed).</para>
     /// </summary>
     public sealed unsafe class NativeInput : IDisposable
     {
@@ -183,7 +186,8 @@ namespace NativeDir
         /// end of the file, capped at int.MaxValue). The cursor does not move. The span is valid
         /// until the next cursor or window call on this input, or its disposal; never use it
         /// after either. For a <see cref="IoStrategy.Mapped"/> input the window is the mapping
-        /// itself: its memory stays valid, unchanged, until the input is disposed.
+        /// itself: it reads the file until the file's last input (this one, a clone or a slice) is
+        /// disposed, and zeros after that.
         /// </summary>
         /// <exception cref="EndOfStreamException"><paramref name="pos"/> is at or past the end.</exception>
         public ReadOnlySpan<byte> GetWindow(long pos)
