@@ -102,6 +102,19 @@ static void its_flags_open_the_file(void **state)
     free(data);
 }
 
+/* Directory 0 is the rules for any directory; a NULL name the flags of the use alone. */
+static void no_directory_and_no_name(void **state)
+{
+    tst_env *env = *state;
+    assert_int_equal(ND_IO_MMAP | ND_IO_RANDOM, nd_policy_input(0, "_0.tim", ND_USE_SEARCH, 0, -1));
+    assert_int_equal(ND_IO_MMAP, nd_policy_input(env->dir, NULL, ND_USE_SEARCH, 0, -1));
+    assert_int_equal(ND_IO_MMAP, nd_policy_input(0, NULL, ND_USE_SEARCH, 0, -1));
+    assert_int_equal(ND_IO_SEQUENTIAL, nd_policy_input(0, NULL, ND_USE_READ_ONCE, 0, -1));
+    assert_int_equal(ND_IO_MERGE, nd_policy_input(0, NULL, ND_USE_MERGE, 1 << 30, -1));
+    assert_int_equal(ND_IO_MERGE, nd_policy_output(0, NULL, ND_USE_MERGE, 1 << 30, -1));
+    assert_int_equal(0, nd_policy_output(0, NULL, ND_USE_FLUSH, 0, -1));
+}
+
 static void bad_arguments_are_refused(void **state)
 {
     tst_env *env = *state;
@@ -112,8 +125,7 @@ static void bad_arguments_are_refused(void **state)
     assert_message_contains("min_direct");
     assert_status(ND_E_INVALID_NAME, nd_policy_input(env->dir, "..", 0, 0, -1));
     assert_status(ND_E_INVALID_NAME, nd_policy_output(env->dir, "a/b.tim", 0, 0, -1));
-    assert_status(ND_E_INVALID_ARGUMENT, nd_policy_input(env->dir, NULL, 0, 0, -1));
-    assert_status(ND_E_BAD_HANDLE, nd_policy_input(0, "_0.tim", 0, 0, -1));
+    assert_status(ND_E_BAD_HANDLE, nd_policy_input(env->dir + 1, "_0.tim", 0, 0, -1));
     nd_handle in;
     free(tst_put_random(env, "x", 16, 1));
     assert_status(ND_OK, nd_open_input(env->dir, "x", 0, &in));
@@ -128,6 +140,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(min_direct_overrides_the_threshold, tst_setup,
                                         tst_teardown),
         cmocka_unit_test_setup_teardown(its_flags_open_the_file, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(no_directory_and_no_name, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(bad_arguments_are_refused, tst_setup, tst_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -440,11 +440,13 @@ enum {
 };
 
 /** A merge estimated at or above this many bytes reads and writes with direct I/O. */
-#define ND_POLICY_MIN_DIRECT ((int64_t)10 << 20)
+#define ND_POLICY_MIN_DIRECT 10485760 /* 10 MiB */
 
 /**
  * The ND_IO_* flags (>= 0) to open `name` in `dir` with as an input used as
- * `use` (ND_USE_*), or a status (< 0). `merge_bytes` is the merge's estimated
+ * `use` (ND_USE_*), or a status (< 0). `dir` may be 0 (the rules that hold in
+ * any directory) and `name` NULL (the flags of `use` alone, without the
+ * file's own access advice). `merge_bytes` is the merge's estimated
  * size for ND_USE_MERGE (ignored otherwise); `min_direct` the size from which
  * a merge bypasses the page cache, or -1 for ND_POLICY_MIN_DIRECT. `name` may
  * be a sub-file of a compound file (its slice gets the sub-file's advice).

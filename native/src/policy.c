@@ -31,6 +31,8 @@ static const char *extension(const char *name)
 
 static uint32_t search_advice(const char *name)
 {
+    if (name == NULL)
+        return 0;
     const char *ext = extension(name);
     for (size_t i = 0; i < sizeof(random_extensions) / sizeof(random_extensions[0]); i++)
         if (strcmp(ext, random_extensions[i]) == 0)
@@ -42,7 +44,7 @@ static uint32_t search_advice(const char *name)
 static int32_t policy_check(nd_handle dir, const char *name, int32_t use, int64_t merge_bytes,
                             int64_t min_direct, int *large_merge)
 {
-    int32_t rc = nd__check_name(name);
+    int32_t rc = name == NULL ? ND_OK : nd__check_name(name);
     if (rc != ND_OK)
         return rc;
     if (use < ND_USE_SEARCH || use > ND_USE_FLUSH)
@@ -51,9 +53,11 @@ static int32_t policy_check(nd_handle dir, const char *name, int32_t use, int64_
         return nd__fail(ND_E_INVALID_ARGUMENT, "min_direct %lld: >= 0, or -1 for the default",
                         (long long)min_direct);
     nd_dir *d;
-    if ((rc = nd__dir_get(dir, &d)) != ND_OK)
-        return rc;
-    nd__handle_put(dir);
+    if (dir != 0) { /* 0: the rules for any directory */
+        if ((rc = nd__dir_get(dir, &d)) != ND_OK)
+            return rc;
+        nd__handle_put(dir);
+    }
     int64_t threshold = min_direct == -1 ? ND_POLICY_MIN_DIRECT : min_direct;
     *large_merge = use == ND_USE_MERGE && merge_bytes >= threshold;
     return ND_OK;

@@ -1,3 +1,4 @@
+using System;
 using Lucene.Net.Index;
 using Lucene.Net.Store;
 
@@ -5,14 +6,16 @@ namespace NativeDir.Lucene
 {
     /// <summary>
     /// Which nativedir flags each Lucene <see cref="IOContext"/> gets (see README.md, "Strategy
-    /// per IOContext", for the measurements behind it). Subclass to change the choice.
+    /// per IOContext", for the measurements behind it). The rules are the library's own
+    /// (<see cref="IoPolicy"/>: one policy for every binding's directory); this class maps a
+    /// Lucene.NET <see cref="IOContext"/> onto them. Subclass to change the choice.
     /// </summary>
     public class IoStrategyPolicy
     {
         /// <summary>Like NativeUnixDirectory's minBytesDirect: merges estimated below this write
         /// through the page cache (small merges are cheap to keep cached and direct I/O's fixed
-        /// costs dominate them).</summary>
-        public const long DefaultMinBytesDirect = 10L << 20;
+        /// costs dominate them). The library's <see cref="IoPolicy.DefaultMinBytesDirect"/>.</summary>
+        public const long DefaultMinBytesDirect = IoPolicy.DefaultMinBytesDirect;
 
         /// <summary>A policy with the given direct-I/O threshold for merge outputs.</summary>
         public IoStrategyPolicy(long minBytesDirect = DefaultMinBytesDirect)
@@ -26,10 +29,8 @@ namespace NativeDir.Lucene
         /// <summary>Flags for an output created in <paramref name="context"/>. Large merges write
         /// with <see cref="IoOptions.Merge"/> (direct I/O, or buffered with drop-behind where the
         /// file system refuses it) so a merge does not evict the pages searches are reading.</summary>
-        public virtual IoOptions ForOutput(IOContext context)
-        {
-            return IsLargeMerge(context) ? IoOptions.Merge : IoOptions.None;
-        }
+        public virtual IoOptions ForOutput(IOContext context) =>
+            IoPolicy.Output(UseOf(context), null, MergeBytes(context), MinBytesDirect);
 
         /// <summary>Flags for an input opened in <paramref name="context"/>: read-once inputs
         /// (checksums, segments_N, .si) read sequentially through the library's buffer instead of
@@ -41,22 +42,24 @@ namespace NativeDir.Lucene
         /// segments) is mapped, so byte reads are loads from the page cache, small merges with
         /// sequential advice. The access advice of a search input depends on the file, not only
         /// the context (see <see cref="ForInput(string, IOContext)"/>).</summary>
-        public virtual IoOptions ForInput(IOContext context)
-        {
-            if (context != null && context.ReadOnce)
-                return IoOptions.Sequential;
-            if (IsLargeMerge(context))
-                return IoOptions.Merge;
-            if (context != null && context.Context == IOContext.UsageContext.MERGE)
-                return IoOptions.Mapped | IoOptions.Sequential;
-            return IoOptions.Mapped;
-        }
+        public virtual IoOptions ForInput(IOContext context) =>
+            IoPolicy.Input(UseOf(context), null, MergeBytes(context), MinBytesDirect);
 
         /// <summary>A merge estimated at or above <see cref="MinBytesDirect"/>: its inputs and
         /// outputs bypass the page cache.</summary>
         protected bool IsLargeMerge(IOContext? context) =>
-            context != null && context.Context == IOContext.UsageContext.MERGE
-            && context.MergeInfo != null && context.MergeInfo.EstimatedMergeBytes >= MinBytesDirect;
+            UseOf(context) == FileUse.Merge
+            && (IoPolicy.Output(FileUse.Merge, null, MergeBytes(context), MinBytesDirect) & IoOptions.Merge) != 0;
+
+        /// <summary>What Lucene is about to do with a file opened in <paramref name="context"/>.</summary>
+        protected static FileUse UseOf(IOContext? context) =>
+            context == null ? FileUse.Search
+            : context.ReadOnce ? FileUse.ReadOnce
+            : context.Context == IOContext.UsageContext.MERGE ? FileUse.Merge
+            : context.Context == IOContext.UsageContext.FLUSH ? FileUse.Flush
+            : FileUse.Search;
+
+        private static long MergeBytes(IOContext? context) => context?.MergeInfo?.EstimatedMergeBytes ?? 0;
 
         /// <summary>Flags for the file <paramref name="name"/> (a file of the directory, or a
         /// sub-file of a compound file: its slice is advised on its own range of the mapping)
@@ -84,16 +87,16 @@ namespace NativeDir.Lucene
         /// stored-field and term-vector indexes, norms, field infos, live docs).</summary>
         public virtual IoOptions AdviceFor(string name)
         {
-            switch (IndexFileNames.GetExtension(name ?? ""))
+            IoOptions flags;
+            try
             {
-                case "tim": // BlockTree terms dictionary: a block per term looked up
-                case "fdt": // compressed stored fields: a chunk per hit
-                case "tvd": // term vectors: a chunk per document asked for
-                case "dvd": // doc values: a value (or an ordinal and a term) per document
-                    return IoOptions.Random;
-                default:
-                    return IoOptions.None;
+                flags = IoPolicy.Input(FileUse.Search, name);
             }
+            catch (ArgumentException)
+            {
+                return IoOptions.None; // no file's name (a slice's description): no advice of its own
+            }
+            return flags & (IoOptions.Random | IoOptions.Sequential);
         }
 
         /// <summary>The managed buffer of an input that is not mapped (and of each of its clones);

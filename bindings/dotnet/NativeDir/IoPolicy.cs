@@ -1,0 +1,63 @@
+using System;
+using System.Runtime.CompilerServices;
+using Native = NativeDir.Interop.nativedir;
+
+namespace NativeDir
+{
+    /// <summary>What a search engine is about to do with a file (the library's ND_USE_* values):
+    /// a Lucene directory maps its IOContext onto one of these.</summary>
+    public enum FileUse
+    {
+        /// <summary>Read while the index is open (Lucene: DEFAULT, READ).</summary>
+        Search = Native.ND_USE_SEARCH,
+        /// <summary>Read front to back once (Lucene: READONCE: checksums, commit points, segment infos).</summary>
+        ReadOnce = Native.ND_USE_READ_ONCE,
+        /// <summary>Read or written once, in bulk, by a merge (Lucene: MERGE, with its estimated size).</summary>
+        Merge = Native.ND_USE_MERGE,
+        /// <summary>Written by a flush of new documents (Lucene: FLUSH).</summary>
+        Flush = Native.ND_USE_FLUSH,
+    }
+
+    /// <summary>
+    /// The library's read and write policy (nd_policy_input, nd_policy_output): which
+    /// <see cref="IoOptions"/> a search engine's file gets for what the engine is about to do with
+    /// it. The rules live in the C library, so every binding's directory (Lucene.NET's, Lucene's
+    /// for Java) follows the same ones; see docs/strategies.md for what they are and why.
+    /// </summary>
+    public static unsafe class IoPolicy
+    {
+        /// <summary>A merge estimated at or above this many bytes reads and writes with direct I/O.</summary>
+        public const long DefaultMinBytesDirect = Native.ND_POLICY_MIN_DIRECT;
+
+        /// <summary>The flags to open the file <paramref name="name"/> with as an input used as
+        /// <paramref name="use"/>: the use's flags plus the file's own access advice (none when
+        /// <paramref name="name"/> is null). <paramref name="mergeBytes"/> is a merge's estimated
+        /// size; <paramref name="minBytesDirect"/> the size from which a merge bypasses the page
+        /// cache (-1: <see cref="DefaultMinBytesDirect"/>).</summary>
+        /// <exception cref="ArgumentException">An invalid name, use or threshold.</exception>
+        [SkipLocalsInit]
+        public static IoOptions Input(FileUse use, string? name = null, long mergeBytes = 0, long minBytesDirect = -1)
+        {
+            Span<byte> scratch = stackalloc byte[Utf8.NameScratch];
+            Span<byte> n = name == null ? default : Utf8.Encode(name, scratch, nameof(name));
+            int rc;
+            fixed (byte* p = n)
+                rc = Native.nd_policy_input(0, name == null ? null : p, (int)use, mergeBytes, minBytesDirect);
+            return rc >= 0 ? (IoOptions)rc : throw Errors.For(rc, name ?? "");
+        }
+
+        /// <summary>The flags to create the file <paramref name="name"/> with as an output written as
+        /// <paramref name="use"/> (arguments as for <see cref="Input"/>).</summary>
+        /// <exception cref="ArgumentException">An invalid name, use or threshold.</exception>
+        [SkipLocalsInit]
+        public static IoOptions Output(FileUse use, string? name = null, long mergeBytes = 0, long minBytesDirect = -1)
+        {
+            Span<byte> scratch = stackalloc byte[Utf8.NameScratch];
+            Span<byte> n = name == null ? default : Utf8.Encode(name, scratch, nameof(name));
+            int rc;
+            fixed (byte* p = n)
+                rc = Native.nd_policy_output(0, name == null ? null : p, (int)use, mergeBytes, minBytesDirect);
+            return rc >= 0 ? (IoOptions)rc : throw Errors.For(rc, name ?? "");
+        }
+    }
+}
