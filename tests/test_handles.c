@@ -11,7 +11,7 @@
 
 /* Every call that takes a handle, with harmless arguments; returns the
  * status (or count) it got. `which` selects the call. */
-enum { N_CALLS = 38 };
+enum { N_CALLS = 39 };
 
 /* A call that made a handle by mistake must not leak it into later cases. */
 static int64_t opened(int32_t rc, const nd_handle *made)
@@ -70,6 +70,7 @@ static int64_t call_with(int which, nd_handle h)
     case 35: return nd_output_buffer_size(h);
     case 36: return nd_policy_input(h, "_0.tim", ND_USE_SEARCH, 0, -1);
     case 37: return nd_policy_output(h, "_0.cfs", ND_USE_MERGE, 1 << 30, -1);
+    case 38: return nd_input_mapped_now(h);
     default: return ND_E_INVALID_ARGUMENT;
     }
 }
@@ -77,6 +78,8 @@ static int64_t call_with(int which, nd_handle h)
 /* The kind each call wants: 'd'irectory, 'i'nput, 'o'utput, 'r'ing. */
 static char kind_of_call(int which)
 {
+    if (which == 38) /* how a mapped input reads now */
+        return 'i';
     if (which >= 36) /* the policy, after the output's buffer size */
         return 'd';
     if (which == 35)
@@ -127,14 +130,15 @@ static const char *call_name(int which)
                                                "nd_ring_event_fd",
                                                "nd_output_buffer_size",
                                                "nd_policy_input",
-                                               "nd_policy_output"};
+                                               "nd_policy_output",
+                                               "nd_input_mapped_now"};
     return names[which];
 }
 
 static void all_calls_refuse(nd_handle h, const char *why)
 {
     for (int c = 0; c < N_CALLS; c++) {
-        if (h == 0 && c >= 36) /* the policy takes directory 0 as "any directory" (test_policy) */
+        if (h == 0 && (c == 36 || c == 37)) /* the policy takes directory 0 as "any directory" */
             continue;
         int64_t rc = call_with(c, h);
         if (rc != ND_E_BAD_HANDLE) {

@@ -470,6 +470,37 @@ ND_EXTERN int32_t nd_policy_input(nd_handle dir, const char *name, int32_t use, 
 ND_EXTERN int32_t nd_policy_output(nd_handle dir, const char *name, int32_t use,
                                    int64_t merge_bytes, int64_t min_direct);
 
+/** How mapped inputs are read (nd_memory_mode). */
+enum {
+    ND_MEMORY_AUTO = 0,      /* through the mapping while the page cache holds what is read, with
+                                positional reads while it thrashes (the default) */
+    ND_MEMORY_MAPPED = 1,    /* always through the mapping */
+    ND_MEMORY_POSITIONAL = 2 /* always with positional reads through the file's descriptor */
+};
+
+/**
+ * Sets how the process's mapped inputs (ND_IO_MMAP) are read and returns the
+ * mode it replaces; -1 only asks. ND_MEMORY_AUTO (the default) reads through
+ * the mapping while the page cache the process may use (its memory cgroup's,
+ * else the machine's) holds what is read, and with positional reads (pread
+ * of what is asked, with the input's access advice) while it thrashes:
+ * measured from the cache's workingset refaults and major faults as a share
+ * of the cache, sampled every 250 ms, with hysteresis (docs/strategies.md).
+ * Where the OS tells neither (macOS, Windows) AUTO reads through mappings.
+ * The choice applies at each read and window call: a window handed out
+ * before it changes stays valid.
+ */
+ND_EXTERN int32_t nd_memory_mode(int32_t mode);
+
+/**
+ * 1 when a read of `input` at this moment goes through its mapping, 0 when
+ * it goes to its descriptor (not mapped, or nd_memory_mode says positional
+ * reads now); < 0 a status. A binding that reads a mapping itself (through a
+ * pointer of nd_input_window) asks this before it points a new window into
+ * the mapping.
+ */
+ND_EXTERN int32_t nd_input_mapped_now(nd_handle input);
+
 /* ------------------------------------------------------------------------ */
 /* Asynchronous reads. A ring takes positional reads and reports them done,  */
 /* with nothing allocated per read and no callbacks: one thread (or many)   */

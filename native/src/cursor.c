@@ -146,7 +146,7 @@ static int64_t nd_input_window_impl(nd_handle input, int64_t pos, const uint8_t 
                                     "position %lld is at or past the "
                                     "end of '%s' (%lld bytes)",
                                     (long long)pos, in->file->name, (long long)in->length);
-    } else if (in->file->strategy == ND_STRATEGY_MAPPED) {
+    } else if (nd__file_maps_now(in->file)) {
         *out_ptr = in->file->map + in->start + pos;
         result = in->length - pos;
     } else if ((rc = cursor_enter(in)) != ND_OK) {
@@ -230,7 +230,7 @@ static int32_t nd_read_byte_buffered_impl(nd_handle input)
         if (in->pos >= in->length) {
             rc = nd__fail(ND_E_EOF, "at the end of '%s' (%lld bytes)", in->file->name,
                           (long long)in->length);
-        } else if (in->file->strategy == ND_STRATEGY_MAPPED) {
+        } else if (nd__file_maps_now(in->file)) {
             rc = in->file->map[in->start + in->pos++];
         } else {
             int64_t at = in->start + in->pos;
@@ -267,7 +267,7 @@ static ND_HOT int32_t cursor_read(nd_input *in, int64_t pos, void *dst, int64_t 
     nd_file *f = in->file;
     uint8_t *out = dst;
     int64_t at = in->start + pos, left = rc == ND_OK ? len : 0;
-    if (f->strategy != ND_STRATEGY_MAPPED) {
+    if (!nd__file_maps_now(f)) {
         size_t big = bypass_size(in);
         while (left > 0 && rc == ND_OK) {
             int held =
@@ -328,7 +328,7 @@ static ND_HOT int64_t nd_input_read_from_impl(nd_handle input, int64_t pos, void
             result = 0;
             if (out_window == NULL || at >= end) {
                 /* no window wanted, or none left */
-            } else if (in->file->strategy == ND_STRATEGY_MAPPED) {
+            } else if (nd__file_maps_now(in->file)) {
                 *out_window = in->file->map + at;
                 result = end - at;
             } else if ((in->buf_len > 0 && at >= in->buf_start &&

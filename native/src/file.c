@@ -69,8 +69,11 @@ void nd__file_unuse(nd_file *f, int window_left)
         return;
     /* no input is left and none can appear (they come from inputs): the
      * references left are this caller's and the pinned windows' */
-    if (window_left || REFS_OF(atomic_load(&f->refs)) > 1)
+    if (window_left || REFS_OF(atomic_load(&f->refs)) > 1) {
         nd__os_map_revoke(f->map, f->size, &f->map_token);
+        nd__os_close_file(f->fd); /* no input is left to read through it */
+        f->fd = ND_OS_FILE_INVALID;
+    }
 }
 
 void nd__file_release(nd_file *f)
@@ -156,6 +159,8 @@ ND_HOT int32_t nd__file_read(nd_file *f, int64_t off, void *dst, size_t len)
     int32_t rc;
     switch (f->strategy) {
     case ND_STRATEGY_MAPPED:
+        if (nd__memory_tight())
+            goto positional;
         if (f->ahead == ND_AHEAD_ALWAYS)
             populate_ahead(f, off, (int64_t)len);
         else if (f->ahead == ND_AHEAD_ON_RUN)
@@ -200,6 +205,7 @@ ND_HOT int32_t nd__file_read(nd_file *f, int64_t off, void *dst, size_t len)
         return rc;
     }
     default:
+    positional:
         rc = nd__os_pread(f->fd, f->name, dst, len, off, &got);
         if (rc != ND_OK)
             return rc;
@@ -282,9 +288,10 @@ int32_t nd__file_open(nd_dir *d, const char *name, uint32_t flags, nd_file **out
             else if (!(flags & ND_IO_RANDOM))
                 f->ahead = ND_AHEAD_ON_RUN;
         }
-        /* the mapping outlives the descriptor: give it back now */
-        nd__os_close_file(f->fd);
-        f->fd = ND_OS_FILE_INVALID;
+        /* the descriptor stays, for the positional reads of a thrashing cache
+         * (memory.c), with the same advice as the mapping */
+        if (advice_for(flags) != ND_ADVICE_NORMAL)
+            nd__os_advise(f->fd, 0, 0, advice_for(flags));
     } else {
         if (advice_for(flags) != ND_ADVICE_NORMAL) /* a fresh descriptor has it already */
             nd__os_advise(f->fd, 0, 0, advice_for(flags));

@@ -91,9 +91,18 @@ void nd__file_unuse(nd_file *f, int window_left);
  * no ring had read it. */
 void nd__file_release(nd_file *f);
 
+/* Whether a read of the file now goes through its mapping: it is mapped, and
+ * the page cache is not thrashing (memory.c). A mapped file keeps its
+ * descriptor for the reads that do not. */
+static inline int nd__file_maps_now(const nd_file *f)
+{
+    return f->strategy == ND_STRATEGY_MAPPED && !nd__memory_tight();
+}
+
 /* Exact read of [off, off+len) of the file by its strategy (the caller
- * checked the range): a copy out of the mapping, a pread, or direct reads
- * through the bounce buffer where the caller's memory or range is unaligned. */
+ * checked the range): a copy out of the mapping, a pread (also of a mapped
+ * file while the cache thrashes), or direct reads through the bounce buffer
+ * where the caller's memory or range is unaligned. */
 int32_t nd__file_read(nd_file *f, int64_t off, void *dst, size_t len);
 
 /* Records that the file holds `got` of `want` bytes at `off`: it shrank

@@ -84,10 +84,11 @@ static ND_HOT int64_t nd_read_cached_impl(nd_handle input, int64_t offset, void 
         return rc;
     int64_t got = 0;
     nd_file *f = in->file;
-    if (len > 0 && f->strategy == ND_STRATEGY_MAPPED) {
+    if (len > 0 && nd__file_maps_now(f)) {
         rc = nd__file_read(f, in->start + offset, dst, (size_t)len); /* a mapping reads whole */
         got = len;
-    } else if (len > 0 && f->strategy == ND_STRATEGY_BUFFERED) {
+    } else if (len > 0 &&
+               (f->strategy == ND_STRATEGY_BUFFERED || f->strategy == ND_STRATEGY_MAPPED)) {
         /* drop-behind reads are meant to leave the cache alone, and a direct
          * read never asks it */
         got = (int64_t)nd__os_pread_cached(f->fd, dst, (size_t)len, in->start + offset);
@@ -107,6 +108,7 @@ int32_t nd__input_begin_async(nd_handle h, int64_t off, void *dst, int64_t len, 
     int64_t at = in->start + off;
     uint64_t a = f->align;
     int async = f->strategy == ND_STRATEGY_BUFFERED || f->strategy == ND_STRATEGY_DROP_BEHIND ||
+                (f->strategy == ND_STRATEGY_MAPPED && !nd__file_maps_now(f)) ||
                 (f->strategy == ND_STRATEGY_DIRECT && (uintptr_t)dst % a == 0 &&
                  (uint64_t)at % a == 0 && (uint64_t)len % a == 0);
     *file = f;
@@ -152,6 +154,17 @@ static int32_t nd_input_length_impl(nd_handle input, int64_t *out_len)
     *out_len = in->length;
     nd__handle_put(input);
     return ND_OK;
+}
+
+static int32_t nd_input_mapped_now_impl(nd_handle input)
+{
+    nd_input *in;
+    int32_t rc = nd__input_get(input, &in);
+    if (rc != ND_OK)
+        return rc;
+    rc = nd__file_maps_now(in->file);
+    nd__handle_put(input);
+    return rc;
 }
 
 static int32_t nd_input_strategy_impl(nd_handle input)
@@ -269,6 +282,11 @@ ND_HOT int64_t nd_read_cached(nd_handle input, int64_t offset, void *dst, int64_
 int32_t nd_input_length(nd_handle input, int64_t *out_len)
 {
     return (int32_t)nd__in_call("nd_input_length", nd_input_length_impl(input, out_len));
+}
+
+int32_t nd_input_mapped_now(nd_handle input)
+{
+    return (int32_t)nd__in_call("nd_input_mapped_now", nd_input_mapped_now_impl(input));
 }
 
 int32_t nd_input_strategy(nd_handle input)

@@ -132,6 +132,13 @@ void nd__handle_pin(nd_handle h);
  * reference of its own (nd__handle_get or nd__handle_get_closed). */
 int nd__handle_unpin(nd_handle h);
 
+/* ---- memory (memory.c) ------------------------------------------------------- */
+
+/* 1 while mapped inputs should be read with positional reads (the page cache
+ * thrashes, or nd_memory_mode says so), else 0. Costs a clock read and a load;
+ * samples the OS's statistics at most every 250 ms. */
+int nd__memory_tight(void);
+
 /* ---- large I/O buffers (buffers.c) ---------------------------------------------- */
 
 /* An aligned buffer of `size` bytes, one a closed output left behind when one

@@ -154,6 +154,23 @@ int nd__os_map_resident(const void *addr, int64_t len);
 /* The same for [off, off+len) of a file in the page cache. */
 int nd__os_file_resident(nd_os_file f, int64_t off, int64_t len);
 
+/* Memory (os memory.c): what the page cache the process may use is doing.
+ * `refaults` counts file pages read back in soon after they were evicted
+ * (workingset refaults) and `major_faults` mapped pages faulted in from the
+ * device, both since boot, of the process's memory cgroup (Linux, v1 or v2)
+ * or, outside one, of the machine; `cache_bytes` is the page cache it holds
+ * now, `used` and `limit` its memory in use and what it may use (-1: no
+ * limit). ND_E_NOT_SUPPORTED where the OS tells none of it. */
+typedef struct {
+    uint64_t refaults, major_faults;
+    uint64_t cache_bytes;
+    int64_t used, limit;
+} nd_os_memory;
+int32_t nd__os_memory(nd_os_memory *out);
+/* A monotonic clock in nanoseconds that costs next to nothing to read (a
+ * coarse one where the OS has it: a few milliseconds of resolution). */
+int64_t nd__os_clock_ns(void);
+
 /* Where the size and alignment of buffered writes decide how fast a fresh
  * mapping of the file faults in: Linux's page cache makes its folios as large
  * as each write allows (up to 2 MiB, mapped by one PMD on 4 KiB-page x86-64 and

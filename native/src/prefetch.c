@@ -37,7 +37,7 @@ static int32_t prefetch_impl(nd_handle input, int64_t offset, int64_t len)
         if (should_look(run)) {
             int64_t at = v.start + offset;
             int resident;
-            if (v.strategy == ND_STRATEGY_MAPPED) {
+            if (v.strategy == ND_STRATEGY_MAPPED && !nd__memory_tight()) {
                 int64_t from = at - at % nd__os_page_size(); /* madvise wants page-aligned */
                 resident = nd__os_map_resident(v.map + from, at + len - from);
                 if (resident != 1)
@@ -74,9 +74,10 @@ static int32_t advise_impl(nd_handle input, uint32_t flags)
     if (v.length > 0 && v.strategy == ND_STRATEGY_MAPPED) {
         int64_t from = v.start - v.start % nd__os_page_size();
         nd__os_map_advise(v.map + from, v.start + v.length - from, advice);
-    } else if (v.length > 0 && v.strategy != ND_STRATEGY_DIRECT) {
-        nd__os_advise(v.fd, v.start, v.length, advice);
     }
+    /* a mapped file's descriptor too: its positional reads while the cache thrashes */
+    if (v.length > 0 && v.strategy != ND_STRATEGY_DIRECT)
+        nd__os_advise(v.fd, v.start, v.length, advice);
     nd__handle_put(input);
     return ND_OK;
 }

@@ -1,0 +1,121 @@
+/*
+ * memory.c - whether the files being read fit the page cache the process may
+ * use, and so whether mapped inputs are read through their mappings or with
+ * positional reads (nd__memory_tight, nd_memory_mode).
+ *
+ * A mapping is the fastest way to read a file whose pages stay in memory: a
+ * read is a load. Once the files a process searches no longer fit the page
+ * cache it may use (a memory cgroup's limit, or the machine's memory), a
+ * mapping is the slowest: every fault on a missing page reads around it (up
+ * to the device's read_ahead_kb, 8 MiB on some virtual disks), evicting
+ * pages the next reads need, and even with random advice a block faults in
+ * one page at a time, one device read after another, where a positional read
+ * asks for the whole block at once. Lucene's own measurements show the same
+ * (pread beats a mapping under memory pressure). So mapped inputs switch to
+ * positional reads through their descriptor while the page cache thrashes,
+ * and back once it is calm (docs/strategies.md has the figures).
+ *
+ * "Thrashes" is measured, not guessed from sizes: the pages the kernel reads
+ * back in soon after evicting them (workingset refaults), per second, as a
+ * share of the page cache held (the cache's turnover); and, while the memory
+ * in use is at its limit, mapped pages faulted in from the device (with
+ * random advice the kernel keeps no refault history for them; below the limit
+ * such faults are a cache still filling, not thrashing). Sampled at most every
+ * SAMPLE_NS by whichever thread asks, so asking costs a clock read and a load;
+ * with hysteresis, so that a level where positional reads thrash less than
+ * the mapping did does not flip back and forth.
+ */
+#include "internal.h"
+
+/* How often the statistics are read (a few pseudo-file reads each time). */
+#define SAMPLE_NS ((int64_t)250 * 1000 * 1000)
+/* Turnover (pages read in again per second, as a share of the cache) above
+ * which the cache thrashes: a mapped index ten times the cache read 2.7 of
+ * its cache a second, one four times the cache none once warm. */
+#define TIGHT_TURNOVER 0.25
+/* ...and below which, for CALM_NS, it no longer does (positional reads of an
+ * index four times the cache turn 0.004 of it over a second). */
+#define CALM_TURNOVER 0.02
+#define CALM_NS ((int64_t)2 * 1000 * 1000 * 1000)
+
+static _Atomic int32_t forced = ND_MEMORY_AUTO;
+static _Atomic int32_t tight;
+static _Atomic int64_t next_sample_ns;
+static nd_mutex *_Atomic sampler; /* held while a sample runs (a slow one may meet the next) */
+
+/* Memory in use at or above this share of its limit is full. */
+#define FULL 0.95
+
+/* The sampler's own state, under `sampler`. */
+static struct {
+    int64_t at, calm_since;
+    uint64_t refaults, major_faults; /* at `at` */
+    int valid;
+} last;
+
+static void sample(int64_t now)
+{
+    nd_os_memory m;
+    if (nd__os_memory(&m) != ND_OK) {
+        atomic_store_explicit(&tight, 0, memory_order_relaxed); /* no signal: mapped */
+        return;
+    }
+    if (last.valid && now > last.at && m.cache_bytes > 0) {
+        double per_byte = 4096.0 * 1e9 / (double)(now - last.at) / (double)m.cache_bytes;
+        double turnover = (double)(m.refaults - last.refaults) * per_byte;
+        if (m.limit > 0 && (double)m.used >= FULL * (double)m.limit)
+            turnover += (double)(m.major_faults - last.major_faults) * per_byte;
+        if (!atomic_load_explicit(&tight, memory_order_relaxed)) {
+            if (turnover > TIGHT_TURNOVER) {
+                atomic_store_explicit(&tight, 1, memory_order_relaxed);
+                last.calm_since = 0;
+            }
+        } else if (turnover >= CALM_TURNOVER) {
+            last.calm_since = 0;
+        } else if (last.calm_since == 0) {
+            last.calm_since = now;
+        } else if (now - last.calm_since >= CALM_NS) {
+            atomic_store_explicit(&tight, 0, memory_order_relaxed);
+        }
+    }
+    last.at = now;
+    last.refaults = m.refaults;
+    last.major_faults = m.major_faults;
+    last.valid = 1;
+}
+
+int nd__memory_tight(void)
+{
+    int32_t mode = atomic_load_explicit(&forced, memory_order_relaxed);
+    if (mode != ND_MEMORY_AUTO)
+        return mode == ND_MEMORY_POSITIONAL;
+    int64_t now = nd__os_clock_ns();
+    int64_t due = atomic_load_explicit(&next_sample_ns, memory_order_relaxed);
+    if (ND_UNLIKELY(now >= due) &&
+        atomic_compare_exchange_strong_explicit(&next_sample_ns, &due, now + SAMPLE_NS,
+                                                memory_order_relaxed, memory_order_relaxed)) {
+        nd_mutex *m = nd__mutex_once(&sampler);
+        if (m != NULL) {
+            nd__mutex_lock(m);
+            sample(now);
+            nd__mutex_unlock(m);
+        }
+    }
+    return atomic_load_explicit(&tight, memory_order_relaxed);
+}
+
+static int32_t nd_memory_mode_impl(int32_t mode)
+{
+    if (mode < -1 || mode > ND_MEMORY_POSITIONAL)
+        return nd__fail(ND_E_INVALID_ARGUMENT,
+                        "mode %d is not ND_MEMORY_AUTO, _MAPPED or _POSITIONAL (or -1 to ask)",
+                        (int)mode);
+    if (mode == -1)
+        return atomic_load(&forced);
+    return atomic_exchange(&forced, mode);
+}
+
+int32_t nd_memory_mode(int32_t mode)
+{
+    return (int32_t)nd__in_call("nd_memory_mode", nd_memory_mode_impl(mode));
+}

@@ -1,0 +1,161 @@
+/*
+ * memory.c - what the page cache the process may use is doing (os.h,
+ * nd__os_memory): Linux's memory cgroup statistics, v2 or v1, of the
+ * cgroup the process runs in (its page cache, charged to it, is what its
+ * limit bounds), or the machine's where the process has no memory cgroup
+ * of its own; macOS tells none of it.
+ */
+#if !defined(_GNU_SOURCE)
+#  define _GNU_SOURCE /* CLOCK_MONOTONIC_COARSE */
+#endif
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../internal.h"
+#include "posix.h"
+
+int64_t nd__os_clock_ns(void)
+{
+    struct timespec t;
+#if defined(CLOCK_MONOTONIC_COARSE)
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
+#else
+    clock_gettime(CLOCK_MONOTONIC, &t);
+#endif
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+#if defined(__linux__)
+
+/* Where the statistics are read, found once: the memory.stat of the
+ * process's memory cgroup, else the machine's counters (/proc/vmstat and
+ * /proc/meminfo). */
+static struct {
+    pthread_once_t once;
+    char stat[512], used[512], limit[512]; /* the cgroup's files, or "" */
+    int v1;                                /* v1 names its hierarchical counters total_* */
+} where = {PTHREAD_ONCE_INIT, "", "", "", 0};
+
+/* Reads a small pseudo-file whole (they are generated on read) into buf. */
+static ssize_t slurp(const char *path, char *buf, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    size_t n = 0;
+    ssize_t r;
+    while (n + 1 < cap && (r = read(fd, buf + n, cap - 1 - n)) > 0)
+        n += (size_t)r;
+    close(fd);
+    buf[n] = '\0';
+    return (ssize_t)n;
+}
+
+/* The next line of text after p, or NULL at the end. */
+static const char *next_line(const char *p)
+{
+    const char *nl = strchr(p, '\n');
+    return nl != NULL && nl[1] != '\0' ? nl + 1 : NULL;
+}
+
+/* The value of `key` (a line "key value" or "key: value") in text, or -1. */
+static int64_t field(const char *text, const char *key)
+{
+    size_t klen = strlen(key);
+    for (const char *p = text; p != NULL; p = next_line(p))
+        if (strncmp(p, key, klen) == 0 && (p[klen] == ' ' || p[klen] == ':'))
+            return strtoll(p + klen + 1, NULL, 10); /* strtoll skips the blanks */
+    return -1;
+}
+
+/* Lines of /proc/self/cgroup are "id:controllers:path": v2's is "0::path",
+ * v1's memory controller "n:memory:path" (possibly with others named too). */
+static void find_cgroup(void)
+{
+    char cg[4096], probe[64];
+    if (slurp("/proc/self/cgroup", cg, sizeof cg) <= 0)
+        return;
+    for (const char *line = cg; line != NULL; line = next_line(line)) {
+        const char *c1 = strchr(line, ':');
+        const char *c2 = c1 != NULL ? strchr(c1 + 1, ':') : NULL;
+        if (c2 == NULL)
+            continue;
+        int v2 = c2 == c1 + 1 && strncmp(line, "0:", 2) == 0;
+        const char *mem = strstr(c1, "memory");
+        int v1 = !v2 && mem != NULL && mem < c2 && (mem[-1] == ':' || mem[-1] == ',') &&
+                 (mem[6] == ':' || mem[6] == ',');
+        if (!v1 && !v2)
+            continue;
+        int len = (int)strcspn(c2 + 1, "\n");
+        const char *base = v2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/memory";
+        const char *sep = len > 0 && c2[len] == '/' ? "" : "/";
+        snprintf(where.stat, sizeof where.stat, "%s%.*s%smemory.stat", base, len, c2 + 1, sep);
+        snprintf(where.used, sizeof where.used, "%s%.*s%s%s", base, len, c2 + 1, sep,
+                 v2 ? "memory.current" : "memory.usage_in_bytes");
+        snprintf(where.limit, sizeof where.limit, "%s%.*s%s%s", base, len, c2 + 1, sep,
+                 v2 ? "memory.max" : "memory.limit_in_bytes");
+        if (slurp(where.stat, probe, sizeof probe) > 0) { /* v2's root has none */
+            where.v1 = v1;
+            return;
+        }
+        where.stat[0] = '\0';
+    }
+}
+
+int32_t nd__os_memory(nd_os_memory *out)
+{
+    static __thread char text[8192];
+    pthread_once(&where.once, find_cgroup);
+    int64_t refaults, majflt, cache, used, limit = -1;
+    char num[64];
+    if (where.stat[0] != '\0' && slurp(where.stat, text, sizeof text) > 0) {
+        refaults =
+            field(text, where.v1 ? "total_workingset_refault_file" : "workingset_refault_file");
+        if (refaults < 0) /* kernels before 5.9 count file and anon refaults together */
+            refaults = field(text, where.v1 ? "total_workingset_refault" : "workingset_refault");
+        majflt = field(text, where.v1 ? "total_pgmajfault" : "pgmajfault");
+        cache = field(text, where.v1 ? "total_cache" : "file");
+        used = slurp(where.used, num, sizeof num) > 0 ? strtoll(num, NULL, 10) : -1;
+        /* no limit: v2 says "max", v1 a number near 2^63 */
+        if (slurp(where.limit, num, sizeof num) > 0 && strncmp(num, "max", 3) != 0 &&
+            strtoull(num, NULL, 10) < (1ull << 62))
+            limit = strtoll(num, NULL, 10);
+    } else {
+        if (slurp("/proc/vmstat", text, sizeof text) <= 0)
+            return ND_E_NOT_SUPPORTED;
+        refaults = field(text, "workingset_refault_file");
+        if (refaults < 0)
+            refaults = field(text, "workingset_refault");
+        majflt = field(text, "pgmajfault");
+        if (slurp("/proc/meminfo", text, sizeof text) <= 0)
+            return ND_E_NOT_SUPPORTED;
+        cache = field(text, "Cached");
+        int64_t total = field(text, "MemTotal"), avail = field(text, "MemAvailable");
+        cache = cache < 0 ? -1 : cache * 1024; /* kB */
+        used = total < 0 || avail < 0 ? -1 : (total - avail) * 1024;
+        limit = total < 0 ? -1 : total * 1024;
+    }
+    if (refaults < 0 || majflt < 0 || cache < 0 || used < 0)
+        return ND_E_NOT_SUPPORTED;
+    out->refaults = (uint64_t)refaults;
+    out->major_faults = (uint64_t)majflt;
+    out->cache_bytes = (uint64_t)cache;
+    out->used = used;
+    out->limit = limit;
+    return ND_OK;
+}
+
+#else
+
+int32_t nd__os_memory(nd_os_memory *out)
+{
+    (void)out;
+    return ND_E_NOT_SUPPORTED;
+}
+
+#endif

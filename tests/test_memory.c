@@ -1,0 +1,268 @@
+/*
+ * test_memory.c - how mapped inputs are read (nd_memory_mode, nd_input_mapped_now):
+ * the forced modes on every platform (a window of a mapped input points into
+ * the mapping or into the cursor buffer, every read returns the file's bytes
+ * either way, and a window taken before a switch stays readable); and on
+ * Linux, in a memory cgroup of the test's own, that the automatic mode turns
+ * to positional reads when a mapped file far larger than the cgroup's page
+ * cache is read at random (the cache thrashes), and back to the mapping once
+ * the limit is lifted and the file is cached (it is calm): the signal the
+ * library reads is the kernel's, so this is the one place it is shown.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#if defined(__linux__)
+#  include <time.h>
+#  include <unistd.h>
+
+#  include "memlimit.h"
+#endif
+
+#include "support.h"
+
+#define FILE_LEN (4u << 20)
+
+/* Every mode is a process-wide setting: each test puts back what it found. */
+static int32_t set_mode(int32_t mode)
+{
+    int32_t old = nd_memory_mode(mode);
+    assert_true(old >= 0);
+    return old;
+}
+
+static void modes_are_set_and_asked(void **state)
+{
+    (void)state;
+    int32_t old = set_mode(ND_MEMORY_POSITIONAL);
+    assert_int_equal(ND_MEMORY_POSITIONAL, nd_memory_mode(-1));
+    assert_int_equal(ND_MEMORY_POSITIONAL, set_mode(ND_MEMORY_MAPPED));
+    assert_int_equal(ND_MEMORY_MAPPED, set_mode(old));
+    assert_status(ND_E_INVALID_ARGUMENT, nd_memory_mode(3));
+    assert_message_contains("nd_memory_mode: mode 3");
+    assert_status(ND_E_INVALID_ARGUMENT, nd_memory_mode(-2));
+    assert_int_equal(old, nd_memory_mode(-1)); /* a refused call changes nothing */
+}
+
+static int in_mapping(const uint8_t *p, const uint8_t *map, int64_t len)
+{
+    return p >= map && p < map + len;
+}
+
+/* A mapped input in each forced mode: where its windows point, that every kind
+ * of read returns the file's bytes, that a window from before a switch still
+ * reads, and that an input that is not mapped never reads through a mapping. */
+static void forced_modes_choose_the_mapping_or_the_descriptor(void **state)
+{
+    tst_env *env = *state;
+    uint8_t *data = tst_put_random(env, "f", FILE_LEN, 3);
+    int32_t old = set_mode(ND_MEMORY_MAPPED);
+    static const uint32_t flags[] = {ND_IO_MMAP, ND_IO_MMAP | ND_IO_RANDOM,
+                                     ND_IO_MMAP | ND_IO_SEQUENTIAL};
+    for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++) {
+        set_mode(ND_MEMORY_MAPPED);
+        nd_handle in, plain;
+        const uint8_t *map, *w;
+        assert_status(ND_OK, nd_open_input(env->dir, "f", flags[f], &in));
+        assert_status(ND_OK, nd_open_input(env->dir, "f", 0, &plain));
+        assert_status(1, nd_input_mapped_now(in));
+        assert_status(0, nd_input_mapped_now(plain));
+        assert_status(FILE_LEN, nd_input_window(in, 0, &map));
+        const uint8_t *before = map + 777777;
+
+        set_mode(ND_MEMORY_POSITIONAL);
+        assert_status(0, nd_input_mapped_now(in));
+        int64_t n = nd_input_window(in, 1000000, &w);
+        assert_true(n >= 1 && n < FILE_LEN - 1000000);
+        assert_false(in_mapping(w, map, FILE_LEN));
+        assert_memory_equal(w, data + 1000000, (size_t)n);
+        assert_memory_equal(before, data + 777777, 4096); /* the old window still reads */
+        uint8_t buf[100000];
+        assert_status(sizeof buf, nd_read_bytes(in, 2000001, buf, sizeof buf));
+        assert_memory_equal(buf, data + 2000001, sizeof buf);
+        assert_status(ND_OK, nd_input_seek(in, 3000003));
+        assert_status(5000, nd_read_buffered(in, buf, 5000));
+        assert_memory_equal(buf, data + 3000003, 5000);
+        assert_status(data[3005003], nd_read_byte_buffered(in));
+        const uint8_t *rw;
+        n = nd_input_read_from(in, 12345, buf, 999, &rw);
+        assert_true(n >= 1);
+        assert_memory_equal(buf, data + 12345, 999);
+        assert_false(in_mapping(rw, map, FILE_LEN));
+        assert_memory_equal(rw, data + 12345 + 999, (size_t)n);
+        assert_status(ND_OK, nd_input_prefetch(in, 0, FILE_LEN));
+        assert_status(ND_OK, nd_input_advise(in, ND_IO_RANDOM));
+
+        set_mode(ND_MEMORY_MAPPED); /* and back: the mapping is read again */
+        assert_status(1, nd_input_mapped_now(in));
+        assert_true(nd_input_window(in, 54321, &w) >= 1);
+        assert_ptr_equal(w, map + 54321);
+        assert_status(sizeof buf, nd_read_bytes(in, 1, buf, sizeof buf));
+        assert_memory_equal(buf, data + 1, sizeof buf);
+        assert_status(ND_OK, nd_input_unpin(in));
+        assert_status(ND_OK, nd_close(in));
+        assert_status(ND_OK, nd_close(plain));
+    }
+    set_mode(old);
+    free(data);
+}
+
+/* The automatic mode with nothing thrashing (the test's own process, unlimited or
+ * not: the first sample has no rate yet) reads through the mapping. */
+static void auto_mode_starts_on_the_mapping(void **state)
+{
+    tst_env *env = *state;
+    free(tst_put_random(env, "f", 65536, 4));
+    int32_t old = set_mode(ND_MEMORY_AUTO);
+    nd_handle in;
+    assert_status(ND_OK, nd_open_input(env->dir, "f", ND_IO_MMAP, &in));
+    assert_status(1, nd_input_mapped_now(in));
+    assert_status(ND_OK, nd_close(in));
+    set_mode(old);
+}
+
+#if defined(__linux__)
+static double seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Random 4 KiB reads of `in` until nd_input_mapped_now says `want` or `limit`
+ * seconds pass; the seconds it took, or -1. */
+static double read_until(nd_handle in, int64_t len, int32_t want, double limit, uint64_t *x)
+{
+    double t0 = seconds();
+    uint8_t buf[4096];
+    while (seconds() - t0 < limit) {
+        for (int i = 0; i < 64; i++) {
+            *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+            int64_t at = (int64_t)((*x >> 20) % (uint64_t)(len - (int64_t)sizeof buf));
+            if (nd_read_bytes(in, at, buf, sizeof buf) != (int64_t)sizeof buf)
+                return -2;
+        }
+        if (nd_input_mapped_now(in) == want)
+            return seconds() - t0;
+    }
+    return -1;
+}
+
+typedef struct {
+    const char *dir;
+    char why[800];
+} thrash_ctx;
+
+/* In a child process of its own cgroup. First the control: with no limit, the
+ * same random reads of a file nobody has read yet (major faults, a cache
+ * filling) stay on the mapping. Then a limit of an eighth of the file: the reads
+ * turn positional within a few samples; with the limit lifted and the file read
+ * once whole, they go back to the mapping after the calm period. Exit codes: 0
+ * ok, 77 no cgroup here, else a failure the child prints. */
+static int thrash_then_calm(void *arg)
+{
+    thrash_ctx *ctx = arg;
+    ndml_cgroup cg;
+    if (ndml_create(&cg, "nd-test-memory") != 0) {
+        fprintf(stderr, "test_memory: SKIPPED: %s\n", cg.error);
+        return 77;
+    }
+    int rc = 1;
+    nd_handle dir = 0, in = 0;
+    if (ndml_join(&cg, 0) != 0) {
+        fprintf(stderr, "test_memory: cgroup: %s\n", cg.error);
+        goto out;
+    }
+    char path[TST_PATH_MAX];
+    tst_join(path, sizeof path, ctx->dir, "big");
+    ndml_evict(path, NULL, NULL, ctx->why, sizeof ctx->why);
+    if (nd_open_dir(ctx->dir, 0, &dir) != ND_OK ||
+        nd_open_input(dir, "big", ND_IO_MMAP, &in) != ND_OK) {
+        fprintf(stderr, "test_memory: open: %s\n", nd_last_error_message());
+        goto out;
+    }
+    int64_t len;
+    nd_input_length(in, &len);
+    uint64_t x = 12345;
+    double t = read_until(in, len, 0, 2, &x);
+    if (t != -1) {
+        fprintf(stderr,
+                "test_memory: with no limit, cold random reads turned positional (%.2f s): "
+                "a cache filling was taken for one thrashing\n",
+                t);
+        goto out;
+    }
+    fprintf(stderr, "test_memory: control: 2 s of cold reads without a limit stayed mapped\n");
+    if (ndml_set_limit(&cg, 48 << 20) != 0) {
+        fprintf(stderr, "test_memory: cgroup: %s\n", cg.error);
+        goto out;
+    }
+    t = read_until(in, len, 0, 10, &x);
+    if (t < 0) {
+        fprintf(stderr, "test_memory: random reads of a file 8x the cgroup's cache through its "
+                        "mapping did not turn positional in 10 s\n");
+        goto out;
+    }
+    fprintf(stderr, "test_memory: thrashing: positional reads after %.2f s\n", t);
+    if (ndml_set_limit(&cg, -1) != 0)
+        goto out;
+    uint8_t *all = malloc(1 << 20);
+    for (int64_t at = 0; all != NULL && at < len; at += 1 << 20)
+        nd_read_bytes(in, at, all, (1 << 20) < len - at ? (1 << 20) : len - at);
+    free(all);
+    t = read_until(in, len, 1, 10, &x);
+    if (t < 0) {
+        fprintf(stderr, "test_memory: with the file cached and no limit, the reads did not go "
+                        "back to the mapping in 10 s\n");
+        goto out;
+    }
+    fprintf(stderr, "test_memory: calm: mapped reads again after %.2f s\n", t);
+    rc = 0;
+out:
+    if (in != 0)
+        nd_close(in);
+    if (dir != 0)
+        nd_close(dir);
+    ndml_remove(&cg);
+    return rc;
+}
+
+static void auto_mode_follows_the_page_cache(void **state)
+{
+    tst_env *env = *state;
+    if (getenv("ND_TEST_EMULATOR") != NULL && getenv("ND_TEST_EMULATOR")[0] != '\0')
+        skip(); /* the cgroup is the host's; under an emulator the reads are too slow to thrash */
+    enum { BIG = 384 << 20 };
+    char path[TST_PATH_MAX];
+    tst_join(path, sizeof path, env->dir_path, "big");
+    uint8_t *chunk = tst_random_buffer(1 << 20, 9);
+    assert_int_equal(0, tst_write_file(path, chunk, 1 << 20));
+    for (int64_t at = 1 << 20; at < BIG; at += 1 << 20)
+        assert_int_equal(0, tst_write_at(path, at, chunk, 1 << 20));
+    free(chunk);
+    int32_t old = set_mode(ND_MEMORY_AUTO);
+    thrash_ctx ctx = {env->dir_path, ""};
+    int rc = tst_run_child(thrash_then_calm, &ctx);
+    set_mode(old);
+    if (rc == 77) {
+        fprintf(stderr, "test_memory: SKIPPED: no memory cgroup can be made here (root and "
+                        "cgroup v1's memory controller or cgroup v2 are needed)\n");
+        skip();
+    }
+    assert_int_equal(0, rc);
+}
+#endif
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(modes_are_set_and_asked),
+        cmocka_unit_test_setup_teardown(forced_modes_choose_the_mapping_or_the_descriptor,
+                                        tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(auto_mode_starts_on_the_mapping, tst_setup, tst_teardown),
+#if defined(__linux__)
+        cmocka_unit_test_setup_teardown(auto_mode_follows_the_page_cache, tst_setup, tst_teardown),
+#endif
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
