@@ -21,7 +21,9 @@ import java.nio.ByteBuffer;
  * buffers keep the file mapped until they are garbage collected and so stay readable after close.
  *
  * <p>Each view is pinned through a handle of its own (the opened input for view 0, a clone for
- * each further GiB), since the library pins one window per handle. Thread-safe.
+ * each further GiB), since the library pins one window per handle; views are made on first use,
+ * and none while the library reads mapped files positionally (the page cache thrashing):
+ * {@link #view} is null then, and {@link #read} reads through the library. Thread-safe.
  */
 public final class MappedFile implements Closeable {
   /** log2 of {@link #CHUNK}. */
@@ -46,29 +48,45 @@ public final class MappedFile implements Closeable {
 
   static MappedFile open(long dir, String name, long flags) throws IOException {
     long h = nativedir.nd_open_input(dir, name, flags);
-    long[] handles = null;
     try {
       if (nativedir.nd_input_strategy(h) != nativedir.ND_STRATEGY_MAPPED) {
         throw new IllegalStateException("'" + name + "' opened with ND_IO_MMAP is not mapped");
       }
       long length = nativedir.nd_input_length(h);
       int n = (int) ((length + CHUNK - 1) >>> CHUNK_SHIFT);
-      handles = new long[Math.max(n, 1)];
+      long[] handles = new long[Math.max(n, 1)];
       handles[0] = h;
-      ByteBuffer[] views = new ByteBuffer[n];
-      for (int i = 0; i < n; i++) {
-        long pin = i == 0 ? h : (handles[i] = nativedir.nd_input_clone(h));
-        long at = (long) i << CHUNK_SHIFT;
-        ByteBuffer root = nativedir.nd_input_window(pin, at);
-        // the pin goes when the root and every view of it are unreachable, never before
-        CLEANER.register(root, new Unpin(pin));
-        views[i] = root.slice(0, (int) Math.min(CHUNK, length - at)).asReadOnlyBuffer();
-      }
-      return new MappedFile(name, length, handles, views);
+      return new MappedFile(name, length, handles, new ByteBuffer[n]);
     } catch (IOException | RuntimeException | Error e) {
-      closeAll(handles != null ? handles : new long[] {h}, e);
+      closeAll(new long[] {h}, e);
       throw e;
     }
+  }
+
+  /**
+   * View i, made on first use: the window of the handle that pins it (the opened input for view
+   * 0, a clone of it for each further GiB), or null while the library reads the file
+   * positionally (it then hands out its cursor buffer, not the mapping: nd_input_mapped_now).
+   */
+  private synchronized ByteBuffer made(int i) throws IOException {
+    ByteBuffer v = views[i];
+    if (v != null) {
+      return v;
+    }
+    long pin = handles[i];
+    if (pin == 0) {
+      pin = handles[i] = nativedir.nd_input_clone(handles[0]);
+    }
+    long at = (long) i << CHUNK_SHIFT;
+    int want = (int) Math.min(CHUNK, length - at);
+    ByteBuffer root = nativedir.nd_input_window(pin, at);
+    if (root == null || root.capacity() < want) {
+      nativedir.nd_input_unpin(pin); // a buffer's window: not the mapping, not kept
+      return null;
+    }
+    // the pin goes when the root and every view of it are unreachable, never before
+    CLEANER.register(root, new Unpin(pin));
+    return views[i] = root.slice(0, want).asReadOnlyBuffer();
   }
 
   /** Releases the library's pin of one view's window; must not reference the view. */
@@ -127,11 +145,14 @@ public final class MappedFile implements Closeable {
 
   /**
    * A new read-only buffer over view {@code i} (position 0, big-endian: set the order you read
-   * in), independent of every other buffer's position. Valid for reading while this file is open.
+   * in), independent of every other buffer's position, valid for reading while this file is
+   * open; or null while the library reads the file positionally ({@link #mappedNow()}: read it
+   * with {@link #read(long, byte[], int, int)} then). A view once made stays.
    */
-  public ByteBuffer view(int i) {
+  public ByteBuffer view(int i) throws IOException {
     check();
-    return views[i].duplicate();
+    ByteBuffer v = made(i);
+    return v == null ? null : v.duplicate();
   }
 
   /**
@@ -156,6 +177,28 @@ public final class MappedFile implements Closeable {
   public void prefetch(long offset, long len) throws IOException {
     check();
     nativedir.nd_input_prefetch(handles[0], offset, len);
+  }
+
+  /**
+   * Whether a read of the file at this moment should go through its views (true) or through
+   * {@link #read(long, byte[], int, int)} (false): the library reads mapped files positionally
+   * while the page cache thrashes (nd_input_mapped_now, nd_memory_mode). A reader asks before it
+   * starts on a new range, as it would before pointing a new window into the mapping. Experimental.
+   */
+  public boolean mappedNow() throws IOException {
+    check();
+    return nativedir.nd_input_mapped_now(handles[0]) == 1;
+  }
+
+  /**
+   * Reads exactly {@code len} bytes at {@code offset} into {@code dst[off, off+len)} through the
+   * library (nd_read_bytes: from the mapping or, while the page cache thrashes, by a positional
+   * read of what is asked). Thread-safe. EOFException past the end.
+   */
+  public void read(long offset, byte[] dst, int off, int len) throws IOException {
+    java.util.Objects.checkFromIndexSize(off, len, dst.length);
+    check();
+    nativedir.nd_read_into_array(handles[0], offset, dst, off, len);
   }
 
   /** Whether {@link #close()} was called. */

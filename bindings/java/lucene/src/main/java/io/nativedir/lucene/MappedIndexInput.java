@@ -80,22 +80,30 @@ final class MappedIndexInput extends IndexInput implements RandomAccessInput {
     cur = bufs[0];
   }
 
-  /** The template buffers of bytes [offset, offset + length) of the file (see templates). */
-  private static ByteBuffer[] templates(MappedFile file, long offset, long length) {
+  /**
+   * The template buffers of bytes [offset, offset + length) of the file (see templates), or null
+   * while the library reads the file positionally (no view of the mapping to be had).
+   */
+  private static ByteBuffer[] templates(MappedFile file, long offset, long length)
+      throws IOException {
     if (length == 0) {
       return new ByteBuffer[] {EMPTY};
     }
     long end = offset + length;
     int first = (int) (offset >>> SHIFT);
     int last = (int) ((end - 1) >>> SHIFT);
-    if (first == last) {
-      ByteBuffer v = file.view(first);
-      int at = (int) (offset & MASK);
-      return new ByteBuffer[] {at == 0 && length == v.capacity() ? v : v.slice(at, (int) length)};
-    }
     ByteBuffer[] t = new ByteBuffer[last - first + 1];
     for (int k = 0; k < t.length; k++) {
-      t[k] = file.view(first + k);
+      if ((t[k] = file.view(first + k)) == null) {
+        return null;
+      }
+    }
+    if (first == last) {
+      int at = (int) (offset & MASK);
+      if (at != 0 || length != t[0].capacity()) {
+        t[0] = t[0].slice(at, (int) length);
+      }
+      return t;
     }
     t[t.length - 1].limit((int) (end - ((long) last << SHIFT)));
     return t;
@@ -106,14 +114,20 @@ final class MappedIndexInput extends IndexInput implements RandomAccessInput {
     return oneChunk ? 0 : (int) (offset & MASK);
   }
 
-  private static MappedIndexInput make(String desc, Source src, long offset, long length,
-      boolean owner) {
-    return new MappedIndexInput(desc, src, offset, length, owner,
-        templates(src.file, offset, length), shiftOf(offset, length));
+  /**
+   * An input on bytes [offset, offset + length) of the file: mapped, or, while the library reads
+   * the file positionally (the page cache thrashing: nd_input_mapped_now), a PositionalIndexInput.
+   */
+  private static IndexInput make(String desc, Source src, long offset, long length,
+      boolean owner) throws IOException {
+    ByteBuffer[] t = src.file.mappedNow() ? templates(src.file, offset, length) : null;
+    return t != null
+        ? new MappedIndexInput(desc, src, offset, length, owner, t, shiftOf(offset, length))
+        : new PositionalIndexInput(desc, src, offset, length, owner);
   }
 
   /** The input the directory opened: it owns the file. */
-  static MappedIndexInput open(String desc, Source src) {
+  static IndexInput open(String desc, Source src) throws IOException {
     return make(desc, src, 0, src.file.length(), true);
   }
 
@@ -342,10 +356,26 @@ final class MappedIndexInput extends IndexInput implements RandomAccessInput {
 
   // ---- views ----
 
+  /**
+   * Whether the library reads the file through its mapping now; while the page cache thrashes it
+   * reads mapped files positionally (nd_input_mapped_now), and a new clone or slice, the point
+   * where Lucene starts on a new range (a term's postings, a document's stored fields), then
+   * reads that way too (PositionalIndexInput).
+   */
+  private boolean mappedNow() {
+    try {
+      return src.file.mappedNow();
+    } catch (IOException | IllegalStateException e) {
+      throw closed();
+    }
+  }
+
   @Override
-  public MappedIndexInput clone() {
+  public IndexInput clone() {
     ensureOpen();
-    MappedIndexInput c = new MappedIndexInput(toString(), src, offset, length, false, templates, shift);
+    IndexInput c = mappedNow()
+        ? new MappedIndexInput(toString(), src, offset, length, false, templates, shift)
+        : new PositionalIndexInput(toString(), src, offset, length, false);
     try {
       c.seek(getFilePointer());
     } catch (IOException e) {

@@ -158,8 +158,13 @@ public class NativeFSDirectory extends FSDirectory {
     String desc = "NativeIndexInput(path=\"" + directory.resolve(name) + "\")";
     if (IOFlag.MMAP.in(flags)) {
       MappedFile file = nd.openMapped(name, flags);
-      return MappedIndexInput.open(desc, new MappedIndexInput.Source(file, this, flags,
-          Lucene8.use(context), Lucene8.mergeBytes(context)));
+      try {
+        return MappedIndexInput.open(desc, new MappedIndexInput.Source(file, this, flags,
+            Lucene8.use(context), Lucene8.mergeBytes(context)));
+      } catch (IOException | RuntimeException e) {
+        file.close();
+        throw e;
+      }
     }
     NativeInput in = nd.openInput(name, flags);
     try {

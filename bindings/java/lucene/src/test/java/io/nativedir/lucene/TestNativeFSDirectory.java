@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Random;
@@ -81,6 +82,7 @@ public class TestNativeFSDirectory extends BaseDirectoryTestCase {
   /** The negative control of the check above: it does see an input left open, of either kind. */
   public void testLeakCheckSeesInputsLeftOpen() throws IOException {
     Path path = createTempDir();
+    int old = memoryMode(MAPPED); // the mapped input's mapping is what is looked for
     try (Directory dir = getDirectory(path)) {
       for (String name : new String[] {"a.bin", "b.bin"}) {
         try (IndexOutput out = dir.createOutput(name, IOContext.DEFAULT)) {
@@ -96,8 +98,17 @@ public class TestNativeFSDirectory extends BaseDirectoryTestCase {
       buffered.close();
       // the folder's own handle is the directory's until it closes
       assertTrue(openUnder(tempRoot).stream().noneMatch(s -> s.endsWith(".bin")));
+    } finally {
+      memoryMode(old);
     }
   }
+
+  /** Sets the library's memory mode (nd_memory_mode) and returns the one it replaced. */
+  private static int memoryMode(int mode) throws IOException {
+    return io.nativedir.jni.nativedir.nd_memory_mode(mode);
+  }
+
+  private static final int MAPPED = io.nativedir.jni.nativedirConstants.ND_MEMORY_MAPPED;
 
   private static void write(Directory dir, String name, int size, long seed) throws IOException {
     byte[] b = new byte[size];
@@ -113,6 +124,7 @@ public class TestNativeFSDirectory extends BaseDirectoryTestCase {
 
   /** Each IOContext reaches the library's policy as its use, and its flags open the file. */
   public void testInputsFollowTheLibrarysPolicy() throws IOException {
+    int old = memoryMode(MAPPED); // mapped inputs read through their views
     try (NativeFSDirectory dir = new NativeFSDirectory(createTempDir())) {
       write(dir, "_0.tim", 100_000, 1);
       try (IndexInput search = dir.openInput("_0.tim", IOContext.DEFAULT);
@@ -143,6 +155,8 @@ public class TestNativeFSDirectory extends BaseDirectoryTestCase {
       try (IndexOutput out = dir.createOutput("_3.doc", new IOContext(new FlushInfo(10, 1 << 30)))) {
         assertEquals(Strategy.BUFFERED, ((NativeIndexOutput) out).strategy());
       }
+    } finally {
+      memoryMode(old);
     }
   }
 
@@ -176,6 +190,57 @@ public class TestNativeFSDirectory extends BaseDirectoryTestCase {
     }
   }
 
+  /**
+   * While the library reads mapped files positionally (the page cache thrashes; forced here with
+   * nd_memory_mode), clones and slices of a mapped input read through it, one page a read, with
+   * the same bytes and the same closed rule; with the mapping forced (the control) they are mapped.
+   */
+  public void testClonesReadPositionallyWhileTheCacheThrashes() throws IOException {
+    int old = io.nativedir.jni.nativedir.nd_memory_mode(
+        io.nativedir.jni.nativedirConstants.ND_MEMORY_POSITIONAL);
+    try (NativeFSDirectory dir = new NativeFSDirectory(createTempDir())) {
+      byte[] data = new byte[100_000];
+      new Random(5).nextBytes(data);
+      try (IndexOutput out = dir.createOutput("p.bin", IOContext.DEFAULT)) {
+        out.writeBytes(data, data.length);
+      }
+      IndexInput in = dir.openInput("p.bin", IOContext.DEFAULT);
+      assertTrue(in instanceof PositionalIndexInput); // no view of the mapping is made now
+      in.seek(5000);
+      IndexInput clone = in.clone();
+      IndexInput slice = in.slice("s", 70_000, 20_000);
+      assertTrue(clone instanceof PositionalIndexInput);
+      assertTrue(slice instanceof PositionalIndexInput);
+      assertEquals(5000, clone.getFilePointer());
+      byte[] got = new byte[30_000];
+      clone.readBytes(got, 0, got.length);
+      assertArrayEquals(Arrays.copyOfRange(data, 5000, 35_000), got);
+      slice.seek(19_999);
+      assertEquals(data[89_999], slice.readByte());
+      assertEquals(bigEndian(data, 70_004, 8), ((RandomAccessInput) slice).readLong(4));
+      in.close();
+      expectThrows(AlreadyClosedException.class, () -> {
+        clone.seek(90_000);
+        clone.readByte();
+      });
+      // the control: with the mapping, the owner, its clones and slices are mapped; and a mapped
+      // input's clones read positionally from the moment the library does
+      memoryMode(MAPPED);
+      try (IndexInput mapped = dir.openInput("p.bin", IOContext.DEFAULT)) {
+        assertTrue(mapped instanceof MappedIndexInput);
+        assertTrue(mapped.clone() instanceof MappedIndexInput);
+        assertTrue(mapped.slice("s", 0, 10) instanceof MappedIndexInput);
+        memoryMode(io.nativedir.jni.nativedirConstants.ND_MEMORY_POSITIONAL);
+        IndexInput c = mapped.clone();
+        assertTrue(c instanceof PositionalIndexInput);
+        c.seek(99_999);
+        assertEquals(data[99_999], c.readByte());
+      }
+    } finally {
+      io.nativedir.jni.nativedir.nd_memory_mode(old);
+    }
+  }
+
   /** Reads of every width across the boundary between two of the mapping's 1 GiB views. */
   public void testReadsAcrossTheMappingsViews() throws IOException {
     Path path = createTempDir();
@@ -190,6 +255,7 @@ public class TestNativeFSDirectory extends BaseDirectoryTestCase {
       f.write(pattern);
     }
     long base = gib - span / 2;
+    int old = memoryMode(MAPPED); // the views are what is tried
     try (NativeFSDirectory dir = new NativeFSDirectory(path);
         IndexInput in = dir.openInput("big.bin", IOContext.DEFAULT)) {
       assertTrue(in instanceof MappedIndexInput);
@@ -233,6 +299,8 @@ public class TestNativeFSDirectory extends BaseDirectoryTestCase {
       expectThrows(java.io.EOFException.class, slice::readByte);
       in.seek(gib + span);
       expectThrows(java.io.EOFException.class, in::readByte);
+    } finally {
+      memoryMode(old);
     }
   }
 
