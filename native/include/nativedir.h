@@ -493,6 +493,15 @@ enum {
 ND_EXTERN int32_t nd_memory_mode(int32_t mode);
 
 /**
+ * The most bytes a window of a mapped input covers (nd_input_window,
+ * nd_input_read_from): a reader comes back for the next window at least this
+ * often, which is when a change of how mapped inputs are read (nd_memory_mode)
+ * reaches it. A binding that points windows into a mapping itself uses the
+ * same size.
+ */
+#define ND_MAPPED_WINDOW 4194304 /* 4 MiB */
+
+/**
  * 1 when a read of `input` at this moment goes through its mapping, 0 when
  * it goes to its descriptor (not mapped, or nd_memory_mode says positional
  * reads now); < 0 a status. A binding that reads a mapping itself (through a

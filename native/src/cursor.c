@@ -29,6 +29,12 @@
 #define BUF_RANDOM (4u << 10)
 #define BYPASS_MAX ((size_t)64 << 10) /* cursor reads at least this big skip the buffer */
 
+/* A window of a mapped input: the rest of the input, up to ND_MAPPED_WINDOW. */
+static int64_t mapped_window(int64_t rest)
+{
+    return rest < ND_MAPPED_WINDOW ? rest : ND_MAPPED_WINDOW;
+}
+
 /* Drops the window pin of `h`, open or already closed; ND_E_BAD_HANDLE once
  * the object is gone (nothing recorded). */
 static int32_t unpin(nd_handle h)
@@ -148,7 +154,7 @@ static int64_t nd_input_window_impl(nd_handle input, int64_t pos, const uint8_t 
                                     (long long)pos, in->file->name, (long long)in->length);
     } else if (nd__file_maps_now(in->file)) {
         *out_ptr = in->file->map + in->start + pos;
-        result = in->length - pos;
+        result = mapped_window(in->length - pos);
     } else if ((rc = cursor_enter(in)) != ND_OK) {
         result = rc;
     } else {
@@ -330,7 +336,7 @@ static ND_HOT int64_t nd_input_read_from_impl(nd_handle input, int64_t pos, void
                 /* no window wanted, or none left */
             } else if (nd__file_maps_now(in->file)) {
                 *out_window = in->file->map + at;
-                result = end - at;
+                result = mapped_window(end - at);
             } else if ((in->buf_len > 0 && at >= in->buf_start &&
                         at < in->buf_start + (int64_t)in->buf_len) ||
                        (uint64_t)len < bypass_size(in)) {

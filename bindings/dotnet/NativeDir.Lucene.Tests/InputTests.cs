@@ -25,7 +25,7 @@ namespace NativeDir.Lucene.Tests
             _ => new IOContext(new MergeInfo(1, 64L << 20, false, 1)),
         };
 
-        private static byte[] Data(int n)
+        internal static byte[] Data(int n)
         {
             var b = new byte[n];
             new Random(5).NextBytes(b);

@@ -11,11 +11,12 @@ namespace NativeDir.Lucene
     /// <summary>
     /// A Lucene <see cref="IndexInput"/> over a nativedir file, a slice of one, or a clone.
     /// <para>The cursor reads from a window <c>[_win, _end)</c> of memory that holds bytes
-    /// <c>[_winStart, ...)</c> of this input: on a mapped file the window is the whole input inside
-    /// the mapping (a byte read is a bounds check and a load, with no call at all); otherwise it is
-    /// this input's own managed buffer (pinned, so it can be read through a pointer), refilled by
-    /// one positional native read. Reads at least a buffer long go straight into the caller's
-    /// array. See <see cref="SharedFile"/> for why clones own nothing native, and what a read
+    /// <c>[_winStart, ...)</c> of this input: on a mapped file, up to 4 MiB of the mapping
+    /// (<c>ND_MAPPED_WINDOW</c>; a byte read is a bounds check and a load, with no call at all);
+    /// otherwise, and on a mapped file while the page cache thrashes (the library says which at
+    /// each window, <see cref="SharedFile.MappedNow"/>), this input's own managed buffer (pinned,
+    /// so it can be read through a pointer), refilled by one positional native read. Reads at
+    /// least a buffer long go straight into the caller's array. See <see cref="SharedFile"/> for why clones own nothing native, and what a read
     /// racing the file's close sees; <see cref="CloneList"/> for how a clone learns that its
     /// original was closed.</para>
     /// </summary>
@@ -54,8 +55,13 @@ namespace NativeDir.Lucene
         /// <summary>How the file is read (mapped, buffered, direct or drop-behind).</summary>
         public IoStrategy Strategy => _file.Strategy;
 
-        /// <summary>Whether byte reads come straight from a mapping.</summary>
+        /// <summary>Whether the file is mapped (its byte reads come straight from the mapping while
+        /// the page cache holds what is read; see <see cref="NativeInput.MappedNow"/>).</summary>
         public bool IsMapped => _file.Base != null;
+
+        /// <summary>Whether the bytes the cursor reads now come from the mapping (false: from this
+        /// input's buffer, or no window yet).</summary>
+        public bool ReadsFromMapping => IsMappedWindow();
 
         /// <inheritdoc/>
         public override long Length => _length;
@@ -118,30 +124,35 @@ namespace NativeDir.Lucene
         /// <inheritdoc/>
         public override void ReadBytes(byte[] b, int offset, int len, bool useBuffer) => ReadBytes(b, offset, len);
 
-        /// <summary>Where the window ends, for owners and clones alike: a mapped input points the
-        /// window at the mapping; any other copies what the window holds, then reads the rest
-        /// straight into <paramref name="dst"/> when it is at least a buffer long, else refills
-        /// its buffer with one positional read.</summary>
+        /// <summary>Where the window ends, for owners and clones alike: copies what the window
+        /// holds, then takes the next window and goes on. On a mapped file, while the library
+        /// reads it through the mapping, the window is the mapping's next 4 MiB (so this comes
+        /// back, and asks again, at least that often); otherwise the rest goes straight into
+        /// <paramref name="dst"/> when it is at least a buffer long, else the buffer is refilled
+        /// with one positional read.</summary>
         private void ReadBytesSlow(Span<byte> dst)
         {
             long pos = Position;
             Check(pos, dst.Length, seek: false);
-            if (_file.Base != null)
+            while (true)
             {
-                _win = _file.Base + _offset; // the whole input: only bytes past the end are missing
-                _cur = _win + pos;
-                _end = _win + _length;
-                _winStart = 0;
-                ClosedSinceRefill();
-            }
-            else
-            {
-                int have = (int)Math.Max(0, _end - _cur); // Dispose on another thread nulls _end
+                int have = (int)Math.Min(dst.Length, Math.Max(0, _end - _cur)); // Dispose on another thread nulls _end
                 new ReadOnlySpan<byte>(_cur, have).CopyTo(dst);
+                _cur += have;
+                if (have == dst.Length)
+                    return;
                 dst = dst.Slice(have);
                 pos += have;
                 _win = _cur = _end = null;
                 _winStart = pos;
+                if (_file.Base != null && _file.MappedNow())
+                {
+                    long end = Math.Min(_length, pos + MappedWindow);
+                    _win = _cur = _file.Base + _offset + pos;
+                    _end = _win + (end - pos);
+                    ClosedSinceRefill();
+                    continue;
+                }
                 if (dst.Length >= _bufferSize)
                 {
                     _file.Input.ReadBytes(_offset + pos, dst); // straight into the caller's array
@@ -162,9 +173,10 @@ namespace NativeDir.Lucene
                 _end = _win + n;
                 ClosedSinceRefill();
             }
-            new ReadOnlySpan<byte>(_cur, dst.Length).CopyTo(dst);
-            _cur += dst.Length;
         }
+
+        /// <summary>The most a window into the mapping covers: the library's own (ND_MAPPED_WINDOW).</summary>
+        private const long MappedWindow = NativeInput.MappedWindowSize;
 
         /// <summary>A window was just set: if the file closed meanwhile, its close may have emptied
         /// the window before this set it (CloneList.Close), so look again after a full fence and
@@ -179,6 +191,9 @@ namespace NativeDir.Lucene
         /// <summary>The file emptied this clone's window as it closed: the next read takes the
         /// slow path and throws. Only _end, for the reason <see cref="Dispose"/> gives.</summary>
         internal void EmptyWindow() => _end = null;
+
+        /// <summary>Whether the window points into the mapping (not at this input's buffer).</summary>
+        private bool IsMappedWindow() => _win != null && _file.Base != null && _win >= _file.Base && _win < _file.Base + _file.Length;
 
         /// <summary>What every slow path checks: the input is open and [pos, pos + n) inside it.</summary>
         private void Check(long pos, long n, bool seek)
@@ -275,8 +290,8 @@ namespace NativeDir.Lucene
             var c = (NativeIndexInput)base.Clone(); // memberwise: same file, slice, position and owner
             c._disposed = false;
             c._owner = false;
-            // a mapped window is the file's mapping (or none yet) for every input: shared as is
-            if (_file.Base == null)
+            // a window into the mapping is shared as is; a buffer is the parent's
+            if (_file.Base == null || !IsMappedWindow())
             {
                 // the parent refills its buffer under the clone: the clone gets its own
                 c._buffer = null;

@@ -66,6 +66,10 @@ namespace NativeDir.Lucene
 
         internal IoStrategy Strategy => _input.Strategy;
 
+        /// <summary>Whether a read of the mapping now goes through it (the library's choice: not
+        /// while the page cache thrashes; nd_input_mapped_now). Asked once per window.</summary>
+        internal bool MappedNow() => Input.MappedNow;
+
         /// <summary>The mapping's address from its window at 0. A mapped input's window is the rest
         /// of the file; for files past int.MaxValue the window at the last byte must be the same
         /// mapping, else the file is read positionally.</summary>

@@ -18,6 +18,18 @@ namespace NativeDir
         Flush = Native.ND_USE_FLUSH,
     }
 
+    /// <summary>How the process's mapped inputs are read (the library's ND_MEMORY_* values).</summary>
+    public enum MemoryMode
+    {
+        /// <summary>Through the mapping while the page cache the process may use holds what is
+        /// read, with positional reads while it thrashes (the default).</summary>
+        Auto = Native.ND_MEMORY_AUTO,
+        /// <summary>Always through the mapping.</summary>
+        Mapped = Native.ND_MEMORY_MAPPED,
+        /// <summary>Always with positional reads through the file's descriptor.</summary>
+        Positional = Native.ND_MEMORY_POSITIONAL,
+    }
+
     /// <summary>
     /// The library's read and write policy (nd_policy_input, nd_policy_output): which
     /// <see cref="IoOptions"/> a search engine's file gets for what the engine is about to do with
@@ -45,6 +57,19 @@ namespace NativeDir
                 rc = Native.nd_policy_input(0, name == null ? null : p, (int)use, mergeBytes, minBytesDirect);
             return rc >= 0 ? (IoOptions)rc : throw Errors.For(rc, name ?? "");
         }
+
+        /// <summary>How the process's mapped inputs are read (nd_memory_mode): by default
+        /// <see cref="MemoryMode.Auto"/>, which reads a mapped file with positional reads while the
+        /// page cache the process may use (its memory cgroup's, else the machine's) thrashes and
+        /// through the mapping otherwise. Process-wide; a change reaches each reader at its next
+        /// window (at most 4 MiB on).</summary>
+        public static MemoryMode MemoryMode
+        {
+            get => (MemoryMode)Check(Native.nd_memory_mode(-1));
+            set => Check(Native.nd_memory_mode((int)value));
+        }
+
+        private static int Check(int rc) => rc >= 0 ? rc : throw Errors.For(rc);
 
         /// <summary>The flags to create the file <paramref name="name"/> with as an output written as
         /// <paramref name="use"/> (arguments as for <see cref="Input"/>).</summary>

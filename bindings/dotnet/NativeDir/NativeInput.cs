@@ -15,7 +15,9 @@ namespace NativeDir
     /// each thread its own <see cref="Clone"/>.</para>
     /// <para><b>Zero-copy reads.</b> The cursor reads from a cached window of native memory (the
     /// mapping, or the handle's buffer) obtained with one nd_input_window call; a byte read is a
-    /// bounds check and a load. A mapped input's window is the whole rest of the file.</para>
+    /// bounds check and a load. A mapped input's window is the rest of the file, up to 4 MiB
+    /// (while the page cache thrashes, mapped inputs read through the buffer: see
+    /// <see cref="MappedNow"/>).</para>
     /// <para><b>Dispose closes the file; racing a reader never crashes.</b> <see cref="Dispose"/>
     /// closes the native handle at once, on any thread, and the Dispose of the file's last input
     /// (this one, its clones and slices) closes the file before it returns: its descriptor, its
@@ -183,7 +185,7 @@ namespace NativeDir
         /// <summary>
         /// Zero copy: the input's bytes from <paramref name="pos"/> on, as many as are readable
         /// there without another native call (at least one; a mapped input's window reaches the
-        /// end of the file, capped at int.MaxValue). The cursor does not move. The span is valid
+        /// end of the file or 4 MiB, whichever comes first). The cursor does not move. The span is valid
         /// until the next cursor or window call on this input, or its disposal; never use it
         /// after either. For a <see cref="IoStrategy.Mapped"/> input the window is the mapping
         /// itself: it reads the file until the file's last input (this one, a clone or a slice) is
@@ -260,6 +262,17 @@ namespace NativeDir
             _win = _cur = _end = null;
             Native.nd_input_unpin(_h.Value);
         }
+
+        /// <summary>Whether a read of this input goes through its mapping at this moment: false for
+        /// an input that is not mapped, and for a mapped one while the page cache the process may
+        /// use thrashes (the library then reads it with positional reads; nd_input_mapped_now,
+        /// nd_memory_mode).</summary>
+        public bool MappedNow => Check(Native.nd_input_mapped_now(Value)) == 1;
+
+        /// <summary>The most bytes a window of a mapped input covers (ND_MAPPED_WINDOW): a reader
+        /// that points windows into a mapping itself uses the same size, so that it asks
+        /// <see cref="MappedNow"/> again at least this often.</summary>
+        public const int MappedWindowSize = Native.ND_MAPPED_WINDOW;
 
         /// <summary>A new input on the same file with its own cursor (at 0) and window; the
         /// way to read one file from several threads. Dispose it separately.</summary>
