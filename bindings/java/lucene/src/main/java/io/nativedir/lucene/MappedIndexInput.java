@@ -115,12 +115,17 @@ final class MappedIndexInput extends IndexInput implements RandomAccessInput {
   }
 
   /**
-   * An input on bytes [offset, offset + length) of the file: mapped, or, while the library reads
-   * the file positionally (the page cache thrashing: nd_input_mapped_now), a PositionalIndexInput.
+   * An input on bytes [offset, offset + length) of the file: through views of the mapping where
+   * they can be had, else (the library reading the file positionally when the file was opened: it
+   * then hands out no view of its mapping) a PositionalIndexInput. Once made, views stay: the
+   * mapped inputs of a file keep reading its mapping whatever the library's mode, because from
+   * Java a clone reading positionally (a JNI call per page) searched the index 5x slower under a
+   * 10% memory limit than one reading the mapping with the file's random advice
+   * (bindings/java/lucene/README.md).
    */
   private static IndexInput make(String desc, Source src, long offset, long length,
       boolean owner) throws IOException {
-    ByteBuffer[] t = src.file.mappedNow() ? templates(src.file, offset, length) : null;
+    ByteBuffer[] t = templates(src.file, offset, length);
     return t != null
         ? new MappedIndexInput(desc, src, offset, length, owner, t, shiftOf(offset, length))
         : new PositionalIndexInput(desc, src, offset, length, owner);
@@ -356,26 +361,10 @@ final class MappedIndexInput extends IndexInput implements RandomAccessInput {
 
   // ---- views ----
 
-  /**
-   * Whether the library reads the file through its mapping now; while the page cache thrashes it
-   * reads mapped files positionally (nd_input_mapped_now), and a new clone or slice, the point
-   * where Lucene starts on a new range (a term's postings, a document's stored fields), then
-   * reads that way too (PositionalIndexInput).
-   */
-  private boolean mappedNow() {
-    try {
-      return src.file.mappedNow();
-    } catch (IOException | IllegalStateException e) {
-      throw closed();
-    }
-  }
-
   @Override
-  public IndexInput clone() {
+  public MappedIndexInput clone() {
     ensureOpen();
-    IndexInput c = mappedNow()
-        ? new MappedIndexInput(toString(), src, offset, length, false, templates, shift)
-        : new PositionalIndexInput(toString(), src, offset, length, false);
+    MappedIndexInput c = new MappedIndexInput(toString(), src, offset, length, false, templates, shift);
     try {
       c.seek(getFilePointer());
     } catch (IOException e) {

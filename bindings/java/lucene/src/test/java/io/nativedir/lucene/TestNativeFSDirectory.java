@@ -191,13 +191,14 @@ public class TestNativeFSDirectory extends BaseDirectoryTestCase {
   }
 
   /**
-   * While the library reads mapped files positionally (the page cache thrashes; forced here with
-   * nd_memory_mode), clones and slices of a mapped input read through it, one page a read, with
-   * the same bytes and the same closed rule; with the mapping forced (the control) they are mapped.
+   * A mapped file opened while the library reads mapped files positionally (the page cache
+   * thrashing; forced here with nd_memory_mode) gets no view of the mapping: its input, clones
+   * and slices read through the library, one page a read, with the same bytes and the same closed
+   * rule. The control: opened with the mapping, the input, its clones and slices read the mapping,
+   * and keep doing so when the library's mode changes.
    */
-  public void testClonesReadPositionallyWhileTheCacheThrashes() throws IOException {
-    int old = io.nativedir.jni.nativedir.nd_memory_mode(
-        io.nativedir.jni.nativedirConstants.ND_MEMORY_POSITIONAL);
+  public void testAFileOpenedWhileTheCacheThrashesReadsPositionally() throws IOException {
+    int old = memoryMode(io.nativedir.jni.nativedirConstants.ND_MEMORY_POSITIONAL);
     try (NativeFSDirectory dir = new NativeFSDirectory(createTempDir())) {
       byte[] data = new byte[100_000];
       new Random(5).nextBytes(data);
@@ -205,7 +206,7 @@ public class TestNativeFSDirectory extends BaseDirectoryTestCase {
         out.writeBytes(data, data.length);
       }
       IndexInput in = dir.openInput("p.bin", IOContext.DEFAULT);
-      assertTrue(in instanceof PositionalIndexInput); // no view of the mapping is made now
+      assertTrue(in instanceof PositionalIndexInput);
       in.seek(5000);
       IndexInput clone = in.clone();
       IndexInput slice = in.slice("s", 70_000, 20_000);
@@ -223,21 +224,19 @@ public class TestNativeFSDirectory extends BaseDirectoryTestCase {
         clone.seek(90_000);
         clone.readByte();
       });
-      // the control: with the mapping, the owner, its clones and slices are mapped; and a mapped
-      // input's clones read positionally from the moment the library does
       memoryMode(MAPPED);
       try (IndexInput mapped = dir.openInput("p.bin", IOContext.DEFAULT)) {
         assertTrue(mapped instanceof MappedIndexInput);
-        assertTrue(mapped.clone() instanceof MappedIndexInput);
         assertTrue(mapped.slice("s", 0, 10) instanceof MappedIndexInput);
         memoryMode(io.nativedir.jni.nativedirConstants.ND_MEMORY_POSITIONAL);
         IndexInput c = mapped.clone();
-        assertTrue(c instanceof PositionalIndexInput);
+        assertTrue(c instanceof MappedIndexInput);
+        assertTrue(mapped.slice("t", 0, 10) instanceof MappedIndexInput);
         c.seek(99_999);
         assertEquals(data[99_999], c.readByte());
       }
     } finally {
-      io.nativedir.jni.nativedir.nd_memory_mode(old);
+      memoryMode(old);
     }
   }
 

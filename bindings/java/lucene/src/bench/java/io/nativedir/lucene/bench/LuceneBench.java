@@ -508,6 +508,7 @@ public final class LuceneBench {
     int threads = Math.max(2, Runtime.getRuntime().availableProcessors());
     List<String> cmd = List.of(memlimit.toString(), "run", "--", java, "-Xms256m", "-Xmx256m",
         "-XX:+AlwaysPreTouch", "-cp", System.getProperty("java.class.path"),
+        "-Dnativedir.memory.mode=" + System.getProperty("nativedir.memory.mode", "auto"),
         LuceneBench.class.getName(), "ltm-child", res.toString(), index.toString(),
         memlimit.toString(), Integer.toString(rounds), Double.toString(warm),
         Double.toString(window), Integer.toString(threads));
@@ -566,6 +567,12 @@ public final class LuceneBench {
     double window = Double.parseDouble(a[6]);
     int threads = Integer.parseInt(a[7]);
     long bytes = indexBytes(index);
+    // an A/B switch: how the library reads mapped files (nd_memory_mode; the default is auto)
+    String mode = System.getProperty("nativedir.memory.mode", "auto");
+    io.nativedir.jni.nativedir.nd_memory_mode(mode.equals("mapped")
+        ? io.nativedir.jni.nativedirConstants.ND_MEMORY_MAPPED
+        : mode.equals("positional") ? io.nativedir.jni.nativedirConstants.ND_MEMORY_POSITIONAL
+        : io.nativedir.jni.nativedirConstants.ND_MEMORY_AUTO);
     Query[] queries = new Corpus(50_000, 3).queries(4000, 9);
     long slack = 24L << 20; // the JVM's growth during a cell: code, stacks, the kernel's objects
     StringBuilder out = new StringBuilder();
