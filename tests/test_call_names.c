@@ -136,6 +136,7 @@ ROW(nd_os_advise, bad_advice) { (void)f; return nd_os_advise(0, 0, 0, 99); }
 ROW(nd_os_madvise, null_addr) { (void)f; return nd_os_madvise(NULL, 1, ND_OS_ADVICE_NORMAL, 0); }
 ROW(nd_memory_mode, bad_mode) { (void)f; return nd_memory_mode(7); }
 ROW(nd_input_mapped_now, stale) { return nd_input_mapped_now(f->stale); }
+ROW(nd_input_map, not_mapped) { const uint8_t *p; return nd_input_map(f->in, 0, &p); }
 ROW(nd_close, stale) { return nd_close(f->stale); }
 ROW(nd_close, zero) { (void)f; return nd_close(0); }
 
@@ -171,7 +172,7 @@ static const row rows[] = {
     R(nd_ring_submit_read, stale_input), R(nd_read_cached, past_end), R(nd_ring_reap, stale),
     R(nd_ring_in_flight, wrong_kind), R(nd_ring_event_fd, wrong_kind), R(nd_ring_event_fd, stale),
     R(nd_policy_input, bad_use), R(nd_policy_input, stale), R(nd_policy_output, bad_name),
-    R(nd_policy_output, bad_min_direct), R(nd_memory_mode, bad_mode), R(nd_input_mapped_now, stale), R(nd_close, stale), R(nd_close, zero),
+    R(nd_policy_output, bad_min_direct), R(nd_memory_mode, bad_mode), R(nd_input_mapped_now, stale), R(nd_input_map, not_mapped), R(nd_close, stale), R(nd_close, zero),
     R(nd_os_read, negative_offset), R(nd_os_read, not_a_file), R(nd_os_write, null_src),
     R(nd_os_length, null_out), R(nd_os_length, not_a_file), R(nd_os_set_direct, bad_value),
     R(nd_os_advise, bad_advice), R(nd_os_madvise, null_addr),

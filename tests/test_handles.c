@@ -11,7 +11,7 @@
 
 /* Every call that takes a handle, with harmless arguments; returns the
  * status (or count) it got. `which` selects the call. */
-enum { N_CALLS = 39 };
+enum { N_CALLS = 40 };
 
 /* A call that made a handle by mistake must not leak it into later cases. */
 static int64_t opened(int32_t rc, const nd_handle *made)
@@ -71,6 +71,7 @@ static int64_t call_with(int which, nd_handle h)
     case 36: return nd_policy_input(h, "_0.tim", ND_USE_SEARCH, 0, -1);
     case 37: return nd_policy_output(h, "_0.cfs", ND_USE_MERGE, 1 << 30, -1);
     case 38: return nd_input_mapped_now(h);
+    case 39: return nd_input_map(h, 0, &ptr);
     default: return ND_E_INVALID_ARGUMENT;
     }
 }
@@ -78,7 +79,7 @@ static int64_t call_with(int which, nd_handle h)
 /* The kind each call wants: 'd'irectory, 'i'nput, 'o'utput, 'r'ing. */
 static char kind_of_call(int which)
 {
-    if (which == 38) /* how a mapped input reads now */
+    if (which >= 38) /* how a mapped input reads now, its mapping */
         return 'i';
     if (which >= 36) /* the policy, after the output's buffer size */
         return 'd';
@@ -131,7 +132,8 @@ static const char *call_name(int which)
                                                "nd_output_buffer_size",
                                                "nd_policy_input",
                                                "nd_policy_output",
-                                               "nd_input_mapped_now"};
+                                               "nd_input_mapped_now",
+                                               "nd_input_map"};
     return names[which];
 }
 

@@ -72,6 +72,13 @@ static void forced_modes_choose_the_mapping_or_the_descriptor(void **state)
 
         set_mode(ND_MEMORY_POSITIONAL);
         assert_status(0, nd_input_mapped_now(in));
+        /* the mapping itself stays at hand, whole, for a binding that reads it itself */
+        const uint8_t *whole;
+        assert_status(FILE_LEN - 5, nd_input_map(in, 5, &whole));
+        assert_ptr_equal(whole, map + 5);
+        assert_status(ND_E_NOT_SUPPORTED, nd_input_map(plain, 0, &whole));
+        assert_status(ND_E_EOF, nd_input_map(in, FILE_LEN, &whole));
+        assert_status(ND_E_INVALID_ARGUMENT, nd_input_map(in, 0, NULL));
         int64_t n = nd_input_window(in, 1000000, &w);
         assert_true(n >= 1 && n < FILE_LEN - 1000000);
         assert_false(in_mapping(w, map, FILE_LEN));

@@ -164,11 +164,11 @@
 
 /* ---- nd_input_window: a ByteBuffer over the pinned window (io.nativedir.NativeInput, Mapping) ---- */
 %typemap(in, numinputs=0) const uint8_t **out_ptr (const uint8_t *window = NULL) %{ $1 = ($1_ltype)&window; %}
-%typemap(jni) int64_t nd_input_window "jobject"
-%typemap(jtype) int64_t nd_input_window "java.nio.ByteBuffer"
-%typemap(jstype) int64_t nd_input_window "java.nio.ByteBuffer"
-%typemap(javaout) int64_t nd_input_window { return $jnicall; }
-%typemap(out, throws="java.io.IOException") int64_t nd_input_window %{ $result = NULL; %}
+%typemap(jni) int64_t nd_input_window, int64_t nd_input_map "jobject"
+%typemap(jtype) int64_t nd_input_window, int64_t nd_input_map "java.nio.ByteBuffer"
+%typemap(jstype) int64_t nd_input_window, int64_t nd_input_map "java.nio.ByteBuffer"
+%typemap(javaout) int64_t nd_input_window, int64_t nd_input_map { return $jnicall; }
+%typemap(out, throws="java.io.IOException") int64_t nd_input_window, int64_t nd_input_map %{ $result = NULL; %}
 %typemap(argout) const uint8_t **out_ptr
 %{ if (result > 0)
        jresult = (*jenv)->NewDirectByteBuffer(jenv, (void *)window$argnum,

@@ -502,6 +502,19 @@ ND_EXTERN int32_t nd_memory_mode(int32_t mode);
 #define ND_MAPPED_WINDOW 4194304 /* 4 MiB */
 
 /**
+ * For a binding that reads a mapping itself (its clones sharing one pointer):
+ * sets *out_ptr to the byte at `pos` of a mapped input's mapping and returns
+ * how many are there, the whole rest of the input, whatever ND_MAPPED_WINDOW
+ * and nd_memory_mode say. Pinned as a window of nd_input_window is (and
+ * released the same way, by the next window or map call on the handle or
+ * nd_input_unpin): its addresses stay readable until then, and read the file
+ * while any handle of it is open. ND_E_NOT_SUPPORTED for an input that is not
+ * mapped; ND_E_EOF when pos >= length. Ask nd_input_mapped_now before pointing
+ * a new window into it: while it says 0, read with positional calls instead.
+ */
+ND_EXTERN int64_t nd_input_map(nd_handle input, int64_t pos, const uint8_t **out_ptr);
+
+/**
  * 1 when a read of `input` at this moment goes through its mapping, 0 when
  * it goes to its descriptor (not mapped, or nd_memory_mode says positional
  * reads now); < 0 a status. A binding that reads a mapping itself (through a

@@ -178,6 +178,34 @@ static int64_t nd_input_window_impl(nd_handle input, int64_t pos, const uint8_t 
     return result;
 }
 
+static int64_t nd_input_map_impl(nd_handle input, int64_t pos, const uint8_t **out_ptr)
+{
+    if (out_ptr == NULL)
+        return nd__fail(ND_E_INVALID_ARGUMENT, "out_ptr is NULL");
+    nd_input *in;
+    int32_t rc = nd__input_get(input, &in);
+    if (rc != ND_OK)
+        return rc;
+    int64_t result;
+    if (in->file->strategy != ND_STRATEGY_MAPPED)
+        result = nd__fail(ND_E_NOT_SUPPORTED, "'%s' is not mapped", in->file->name);
+    else if (pos < 0 || pos >= in->length)
+        result =
+            pos < 0 ? nd__fail(ND_E_INVALID_ARGUMENT, "negative position")
+                    : nd__fail(ND_E_EOF, "position %lld is at or past the end of '%s' (%lld bytes)",
+                               (long long)pos, in->file->name, (long long)in->length);
+    else {
+        *out_ptr = in->file->map + in->start + pos;
+        result = in->length - pos;
+    }
+    /* as in nd_input_window: the call's reference becomes the pin, or goes */
+    if (result < 0)
+        nd__handle_put(input);
+    else
+        nd__handle_pin(input);
+    return result;
+}
+
 static int32_t nd_input_unpin_impl(nd_handle input)
 {
     if (unpin(input) == ND_OK)
@@ -364,6 +392,11 @@ static ND_HOT int64_t nd_input_read_from_impl(nd_handle input, int64_t pos, void
 int64_t nd_input_window(nd_handle input, int64_t pos, const uint8_t **out_ptr)
 {
     return (int64_t)nd__in_call("nd_input_window", nd_input_window_impl(input, pos, out_ptr));
+}
+
+int64_t nd_input_map(nd_handle input, int64_t pos, const uint8_t **out_ptr)
+{
+    return nd__in_call("nd_input_map", nd_input_map_impl(input, pos, out_ptr));
 }
 
 ND_HOT int64_t nd_input_read_from(nd_handle input, int64_t pos, void *dst, int64_t len,

@@ -41,7 +41,8 @@ namespace NativeDir.Lucene
             BufferSize = input.BufferSize;
             // the window stays pinned: the mapping's addresses outlive the close (see above)
             if (wantMapped && Length > 0 && input.Strategy == IoStrategy.Mapped)
-                Base = ContiguousMapping(input);
+                Base = (byte*)System.Runtime.CompilerServices.Unsafe.AsPointer(
+                    ref MemoryMarshal.GetReference(input.GetMappedWindow(0)));
         }
 
         internal string Name { get; }
@@ -51,8 +52,8 @@ namespace NativeDir.Lucene
         /// <summary>The library's cursor buffer size for this file (nd_input_buffer_size).</summary>
         internal int BufferSize { get; }
 
-        /// <summary>The start of the whole file's mapping, or null when reads go through
-        /// positional calls (not mapped, empty, or the mapping is not one contiguous range).</summary>
+        /// <summary>The start of the whole file's mapping (nd_input_map: one range, whatever the
+        /// memory mode), or null when reads go through positional calls (not mapped, or empty).</summary>
         internal byte* Base { get; }
 
         internal bool Closed => Clones.Closed;
@@ -69,20 +70,6 @@ namespace NativeDir.Lucene
         /// <summary>Whether a read of the mapping now goes through it (the library's choice: not
         /// while the page cache thrashes; nd_input_mapped_now). Asked once per window.</summary>
         internal bool MappedNow() => Input.MappedNow;
-
-        /// <summary>The mapping's address from its window at 0. A mapped input's window is the rest
-        /// of the file; for files past int.MaxValue the window at the last byte must be the same
-        /// mapping, else the file is read positionally.</summary>
-        private static byte* ContiguousMapping(NativeInput input)
-        {
-            ReadOnlySpan<byte> w = input.GetWindow(0);
-            byte* b = (byte*)System.Runtime.CompilerServices.Unsafe.AsPointer(ref MemoryMarshal.GetReference(w));
-            if (w.Length >= input.Length)
-                return b;
-            ReadOnlySpan<byte> last = input.GetWindow(input.Length - 1);
-            byte* l = (byte*)System.Runtime.CompilerServices.Unsafe.AsPointer(ref MemoryMarshal.GetReference(last));
-            return l == b + (input.Length - 1) ? b : null;
-        }
 
         internal void AddOwner()
         {

@@ -269,6 +269,30 @@ namespace NativeDir
         /// nd_memory_mode).</summary>
         public bool MappedNow => Check(Native.nd_input_mapped_now(Value)) == 1;
 
+        /// <summary>
+        /// For a reader that reads the mapping itself (with clones that share one pointer): the
+        /// bytes of a mapped input's mapping from <paramref name="pos"/> to its end (at most
+        /// int.MaxValue of them), whatever <see cref="IoPolicy.MemoryMode"/> says; ask
+        /// <see cref="MappedNow"/> before reading through it, and read positionally while it says
+        /// false. Valid as a span of <see cref="GetWindow"/> is: until the next cursor or window
+        /// call on this input, or its disposal; the memory stays readable after the disposal (the
+        /// file's bytes while any input of the file is open, zeros after) until the next call or
+        /// the finalizer releases it (nd_input_map).
+        /// </summary>
+        /// <exception cref="NotSupportedException">The input is not mapped.</exception>
+        /// <exception cref="EndOfStreamException"><paramref name="pos"/> is at or past the end.</exception>
+        public ReadOnlySpan<byte> GetMappedWindow(long pos)
+        {
+            if ((ulong)pos >= (ulong)_length)
+                throw new EndOfStreamException($"read past the end of '{Name}' ({_length} bytes) at {pos}");
+            _winStart = Position; // the cursor's window goes: the pin moves to the mapping
+            _win = _cur = _end = null;
+            _pinned = true; // before the call: Dispose reads it after its nd_close
+            byte* p;
+            long n = Check(Native.nd_input_map(Value, pos, &p));
+            return new ReadOnlySpan<byte>(p, (int)Math.Min(int.MaxValue, n));
+        }
+
         /// <summary>The most bytes a window of a mapped input covers (ND_MAPPED_WINDOW): a reader
         /// that points windows into a mapping itself uses the same size, so that it asks
         /// <see cref="MappedNow"/> again at least this often.</summary>

@@ -64,9 +64,9 @@ public final class MappedFile implements Closeable {
   }
 
   /**
-   * View i, made on first use: the window of the handle that pins it (the opened input for view
-   * 0, a clone of it for each further GiB), or null while the library reads the file
-   * positionally (it then hands out its cursor buffer, not the mapping: nd_input_mapped_now).
+   * View i, made on first use: the mapping from the view's start (nd_input_map), pinned by a
+   * handle of its own (the opened input for view 0, a clone of it for each further GiB), or null
+   * while the library reads the file positionally (nd_input_mapped_now).
    */
   private synchronized ByteBuffer made(int i) throws IOException {
     ByteBuffer v = views[i];
@@ -77,13 +77,12 @@ public final class MappedFile implements Closeable {
     if (pin == 0) {
       pin = handles[i] = nativedir.nd_input_clone(handles[0]);
     }
+    if (nativedir.nd_input_mapped_now(handles[0]) != 1) {
+      return null; // the library reads the file positionally now: no view yet
+    }
     long at = (long) i << CHUNK_SHIFT;
     int want = (int) Math.min(CHUNK, length - at);
-    ByteBuffer root = nativedir.nd_input_window(pin, at);
-    if (root == null || root.capacity() < want) {
-      nativedir.nd_input_unpin(pin); // a buffer's window: not the mapping, not kept
-      return null;
-    }
+    ByteBuffer root = nativedir.nd_input_map(pin, at); // the mapping's rest, whatever the mode
     // the pin goes when the root and every view of it are unreachable, never before
     CLEANER.register(root, new Unpin(pin));
     return views[i] = root.slice(0, want).asReadOnlyBuffer();

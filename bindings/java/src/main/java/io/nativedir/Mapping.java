@@ -10,7 +10,7 @@ import java.nio.ByteBuffer;
  * input, its clones and its slices.
  *
  * <p>Why this is memory-safe: the library unmaps a file when its last handle closes. Every buffer
- * made here is a root (JNI NewDirectByteBuffer over nd_input_window) that owns a private clone
+ * made here is a root (JNI NewDirectByteBuffer over nd_input_map) that owns a private clone
  * handle, closed by a Cleaner only once the root is unreachable. Views of it (slice, duplicate,
  * asReadOnlyBuffer) reference their root, so no buffer can outlive the mapping, whichever thread
  * closes the inputs and whenever. The price: the pages stay mapped until the garbage collector
@@ -43,7 +43,7 @@ final class Mapping {
   static ByteBuffer root(long input, long pos) throws IOException {
     long keeper = nativedir.nd_input_clone(input);
     try {
-      ByteBuffer root = nativedir.nd_input_window(keeper, pos);
+      ByteBuffer root = nativedir.nd_input_map(keeper, pos);
       CLEANER.register(root, new Release(keeper));
       return root;
     } catch (IOException | RuntimeException | Error e) {
