@@ -68,7 +68,10 @@ static size_t buffer_cap(const nd_input *in)
     if (f->strategy == ND_STRATEGY_DIRECT)
         return nd__direct_size(ND_BUF_DIRECT,
                                f->align); /* whole aligned units, the last past EOF */
-    if (in->flags & (ND_IO_SEQUENTIAL | ND_IO_MERGE))
+    if (f->strategy == ND_STRATEGY_MAPPED)
+        cap = BUF_RANDOM; /* read through only while the cache thrashes: a read brings in what
+                             is asked, and a clone's buffer is taken from that same cache */
+    else if (in->flags & (ND_IO_SEQUENTIAL | ND_IO_MERGE))
         cap = BUF_SEQUENTIAL;
     else if (in->flags & ND_IO_RANDOM)
         cap = BUF_RANDOM;

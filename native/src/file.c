@@ -289,9 +289,11 @@ int32_t nd__file_open(nd_dir *d, const char *name, uint32_t flags, nd_file **out
                 f->ahead = ND_AHEAD_ON_RUN;
         }
         /* the descriptor stays, for the positional reads of a thrashing cache
-         * (memory.c), with the same advice as the mapping */
-        if (advice_for(flags) != ND_ADVICE_NORMAL)
-            nd__os_advise(f->fd, 0, 0, advice_for(flags));
+         * (memory.c). Random advice on it whatever the mapping's: there a read
+         * brings in exactly what is asked, where the kernel's read-ahead (up
+         * to the device's read_ahead_kb) would evict what the next queries
+         * need (measured: docs/strategies.md) */
+        nd__os_advise(f->fd, 0, 0, ND_ADVICE_RANDOM);
     } else {
         if (advice_for(flags) != ND_ADVICE_NORMAL) /* a fresh descriptor has it already */
             nd__os_advise(f->fd, 0, 0, advice_for(flags));

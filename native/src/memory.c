@@ -30,12 +30,16 @@
 /* How often the statistics are read (a few pseudo-file reads each time). */
 #define SAMPLE_NS ((int64_t)250 * 1000 * 1000)
 /* Turnover (pages read in again per second, as a share of the cache) above
- * which the cache thrashes: a mapped index ten times the cache read 2.7 of
- * its cache a second, one four times the cache none once warm. */
-#define TIGHT_TURNOVER 0.25
-/* ...and below which, for CALM_NS, it no longer does (positional reads of an
- * index four times the cache turn 0.004 of it over a second). */
-#define CALM_TURNOVER 0.02
+ * which the cache thrashes, in TIGHT_SAMPLES samples in a row (a cache that
+ * a search fills after a cold start is not thrashing): Lucene.NET searching
+ * an index ten times its cache through mappings turned 2.7 of it over a
+ * second, one four times its cache 0.05 once warm. */
+#define TIGHT_TURNOVER 0.5
+#define TIGHT_SAMPLES 2
+/* ...and below which, for CALM_NS, it no longer does: positional reads of an
+ * index four times the cache turn over 0.12 of it a second (that level reads
+ * best through the mapping), of one ten times the cache 0.7. */
+#define CALM_TURNOVER 0.2
 #define CALM_NS ((int64_t)2 * 1000 * 1000 * 1000)
 
 static _Atomic int32_t forced = ND_MEMORY_AUTO;
@@ -50,7 +54,7 @@ static nd_mutex *_Atomic sampler; /* held while a sample runs (a slow one may me
 static struct {
     int64_t at, calm_since;
     uint64_t refaults, major_faults; /* at `at` */
-    int valid;
+    int valid, hot;                  /* hot: samples in a row above TIGHT_TURNOVER */
 } last;
 
 static void sample(int64_t now)
@@ -65,8 +69,9 @@ static void sample(int64_t now)
         double turnover = (double)(m.refaults - last.refaults) * per_byte;
         if (m.limit > 0 && (double)m.used >= FULL * (double)m.limit)
             turnover += (double)(m.major_faults - last.major_faults) * per_byte;
+        last.hot = turnover > TIGHT_TURNOVER ? last.hot + 1 : 0;
         if (!atomic_load_explicit(&tight, memory_order_relaxed)) {
-            if (turnover > TIGHT_TURNOVER) {
+            if (last.hot >= TIGHT_SAMPLES) {
                 atomic_store_explicit(&tight, 1, memory_order_relaxed);
                 last.calm_since = 0;
             }

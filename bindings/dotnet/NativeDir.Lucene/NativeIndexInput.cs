@@ -29,10 +29,7 @@ namespace NativeDir.Lucene
         private bool _owner = true; // the opened input or a slice (disposing releases the file); a clone is not
         private bool _disposed;
 
-        private byte[]? _buffer;  // pinned (POH); null on mapped files and until the first refill
-#if !NET
-        private PinnedArray? _pin; // netstandard2.0 and .NET Framework have no pinned heap
-#endif
+        private byte* _buf;       // rented from the file (CloneList.Rent); null until the first refill
         private byte* _win;       // bytes [_winStart, _winStart + (_end - _win)) of this input
         private byte* _cur;
         private byte* _end;
@@ -159,17 +156,13 @@ namespace NativeDir.Lucene
                     _winStart = pos + dst.Length;
                     return;
                 }
-                // GC.AllocateArray(pinned) puts the buffer on the pinned heap: its address never
-                // moves, so the window can be a raw pointer like a mapping's; the GC frees it.
-#if NET
-                _buffer ??= GC.AllocateUninitializedArray<byte>(_bufferSize, pinned: true);
-#else
-                _buffer ??= (_pin = new PinnedArray(_bufferSize)).Array;
-#endif
-                int n = (int)Math.Min(_buffer.Length, _length - pos);
-                _file.Input.ReadBytes(_offset + pos, _buffer.AsSpan(0, n));
-                fixed (byte* p = _buffer)
-                    _win = _cur = p;
+                // native memory, so the window is a raw pointer like a mapping's; the file takes it
+                // back once this input is collected (CloneList)
+                if (_buf == null)
+                    _buf = _file.Clones.Rent(this, _bufferSize);
+                int n = (int)Math.Min(_bufferSize, _length - pos);
+                _file.Input.ReadBytes(_offset + pos, new Span<byte>(_buf, n));
+                _win = _cur = _buf;
                 _end = _win + n;
                 ClosedSinceRefill();
             }
@@ -290,17 +283,13 @@ namespace NativeDir.Lucene
             var c = (NativeIndexInput)base.Clone(); // memberwise: same file, slice, position and owner
             c._disposed = false;
             c._owner = false;
-            // a window into the mapping is shared as is; a buffer is the parent's
-            if (_file.Base == null || !IsMappedWindow())
-            {
-                // the parent refills its buffer under the clone: the clone gets its own
-                c._buffer = null;
-#if !NET
-                c._pin = null;
-#endif
-                c._win = c._cur = c._end = null;
-                c._winStart = Position;
-            }
+            // The clone starts with no window: its first read asks the library where to read
+            // (an inherited window into the mapping would be read from, the whole window long,
+            // after the library turned to positional reads: the parent's was set before), and the
+            // parent refills its buffer under any clone that shared it.
+            c._buf = null;
+            c._win = c._cur = c._end = null;
+            c._winStart = Position;
             if (!_file.Clones.Add(c)) // closed meanwhile: the clone would not learn it
                 throw Closed();
             return c;
