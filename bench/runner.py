@@ -270,6 +270,10 @@ def ltm_curves(groups):
         if pct is None:
             continue
         d = r["name"].split(", ")[0]
+        # one curve per device the index was on (lucene_ltm runs on two read-aheads)
+        ra = re.search(r"read-ahead [0-9]+ KiB", r.get("device") or "")
+        if ra:
+            d += " (%s)" % ra.group(0)
         curves.setdefault(d, []).append((float(pct), float(r["median"])))
     return {d: sorted(v, reverse=True) for d, v in curves.items()}
 
@@ -516,8 +520,8 @@ def summary_chart(cells, groups, path):
                        "set title \"Lucene search (.NET and Java), the index larger than memory"
                        "\\nq/s by the page cache allowed\"",
                        "set xlabel 'page cache allowed, % of the index'", "set ylabel 'q/s'",
-                       "set xrange [105:5]", "set autoscale y", "set yrange [0:*]",
-                       "set ytics auto", "set xtics (100, 50, 25, 10)", "set grid ytics",
+                       "set xrange [105:0]", "set autoscale y", "set yrange [0:*]",
+                       "set ytics auto", "set xtics (100, 50, 25, 10, 5)", "set grid ytics",
                        # room above the highest curve for the key, so that it hides no point
                        "set offsets 0, 0, graph 0.3, 0", "set key top right box opaque"]
             plots = []

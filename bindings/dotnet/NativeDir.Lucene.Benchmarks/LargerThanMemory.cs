@@ -56,7 +56,24 @@ namespace NativeDir.Lucene.Benchmarks
             NativeDirAllRandom,
             NativeDirBuffered,
             NativeDirMergeReadMapped,
+            NativeDirBufferedSearch,
+            NativeDirBufferedNormal,
+            NativeDirMapped,
+            NativeDirPositional,
+            NativeDirPositionalRandom,
+            NativeDirPositionalNormal,
+            NativeDirPositional4K,
+            NativeDirPositional1K,
         }
+
+        /// <summary>The memory mode a variant forces while its cell runs (null: the default's).</summary>
+        internal static MemoryMode? ModeOf(Kind k) => k switch
+        {
+            Kind.NativeDirMapped => MemoryMode.Mapped,
+            Kind.NativeDirPositional or Kind.NativeDirPositionalRandom or Kind.NativeDirPositionalNormal
+                or Kind.NativeDirPositional4K or Kind.NativeDirPositional1K => MemoryMode.Positional,
+            _ => null,
+        };
 
         internal static readonly Kind[] Builtins = { Kind.MMap, Kind.NIOFS, Kind.SimpleFS };
 
@@ -70,6 +87,8 @@ namespace NativeDir.Lucene.Benchmarks
             Kind.NativeDirAllRandom => "NativeDir.Lucene NativeFSDirectory (every search file random)",
             Kind.NativeDirBuffered => "NativeDir.Lucene NativeFSDirectory (merges buffered)",
             Kind.NativeDirMergeReadMapped => "NativeDir.Lucene NativeFSDirectory (merge inputs mapped)",
+            Kind.NativeDirBufferedSearch => "NativeDir.Lucene NativeFSDirectory (searches buffered, advice per file)",
+            Kind.NativeDirBufferedNormal => "NativeDir.Lucene NativeFSDirectory (searches buffered, no advice)",
             _ => k.ToString(),
         };
 
@@ -83,6 +102,13 @@ namespace NativeDir.Lucene.Benchmarks
             Kind.NativeDirAllRandom => new NativeFSDirectory(path, null, new AllRandom()),
             Kind.NativeDirBuffered => new NativeFSDirectory(path, null, new IoStrategyPolicy(long.MaxValue)),
             Kind.NativeDirMergeReadMapped => new NativeFSDirectory(path, null, new MergeReads(IoOptions.Mapped | IoOptions.Sequential)),
+            Kind.NativeDirBufferedSearch => new NativeFSDirectory(path, null, new SearchesBuffered(keepAdvice: true)),
+            Kind.NativeDirBufferedNormal => new NativeFSDirectory(path, null, new SearchesBuffered(keepAdvice: false)),
+            Kind.NativeDirMapped or Kind.NativeDirPositional => new NativeFSDirectory(path),
+            Kind.NativeDirPositionalRandom => new NativeFSDirectory(path, null, new AllRandom()),
+            Kind.NativeDirPositionalNormal => new NativeFSDirectory(path, null, new NoAdvice()),
+            Kind.NativeDirPositional4K => new NativeFSDirectory(path, null, new Buffers(4096)),
+            Kind.NativeDirPositional1K => new NativeFSDirectory(path, null, new Buffers(1024)),
             _ => throw new ArgumentOutOfRangeException(nameof(k)),
         };
 
@@ -112,6 +138,37 @@ namespace NativeDir.Lucene.Benchmarks
             public override IoOptions ForInput(IOContext context) =>
                 context != null && context.Context == IOContext.UsageContext.MERGE && !context.ReadOnce
                     ? _flags : base.ForInput(context);
+        }
+
+        /// <summary>Search inputs read through buffers (positional reads) instead of mapped, with the
+        /// default's advice per file or none.</summary>
+        internal sealed class SearchesBuffered : IoStrategyPolicy
+        {
+            private readonly bool _keepAdvice;
+
+            internal SearchesBuffered(bool keepAdvice) => _keepAdvice = keepAdvice;
+
+            public override IoOptions ForInput(string name, IOContext context)
+            {
+                IoOptions flags = base.ForInput(name, context) & ~IoOptions.Mapped;
+                return _keepAdvice ? flags : flags & ~IoOptions.Random;
+            }
+        }
+
+        /// <summary>No access advice on any search input.</summary>
+        internal sealed class NoAdvice : IoStrategyPolicy
+        {
+            public override IoOptions AdviceFor(string name) => IoOptions.None;
+        }
+
+        /// <summary>Every input's managed buffer of one size.</summary>
+        internal sealed class Buffers : IoStrategyPolicy
+        {
+            private readonly int _size;
+
+            internal Buffers(int size) => _size = size;
+
+            public override int InputBufferSize(IOContext context) => _size;
         }
 
         /// <summary>Every search input mapped with random advice (no read-around).</summary>
@@ -332,27 +389,36 @@ namespace NativeDir.Lucene.Benchmarks
 
         internal sealed class Options
         {
-            internal double[] Limits = { 1.0, 0.5, 0.25, 0.10 };
+            internal double[] Limits = { 1.0, 0.5, 0.25, 0.10, 0.05 };
             // the A/B variants (NativeDirHybrid and the others) run when named: --ltm-kinds
             internal Kind[] Kinds = { Kind.NativeDir, Kind.MMap, Kind.NIOFS, Kind.SimpleFS };
-            // where the index is many times the memory, the best advice for these searches is not
-            // the default policy's (a postings fault without advice reads around the page by the
-            // device's read-ahead size, evicting what the next queries need): every search file
-            // random is measured beside it at the limits at or below TightLimit
-            internal Kind[] TightKinds = { Kind.NativeDirAllRandom };
+            // policy variants measured beside the default at the limits at or below TightLimit
+            // (none by default: --ltm-tight-kinds)
+            internal Kind[] TightKinds = Array.Empty<Kind>();
             internal double TightLimit = 0.10;
+            // Directories far behind the best built-in at every limit run one round, not every
+            // round (the report says so in their rows): MMapDirectory (0.6x SimpleFSDirectory with
+            // the index in memory, a few dozen queries a second below half of it: each fault reads
+            // around the page by the device's read-ahead, evicting what the next queries need) and
+            // NIOFSDirectory (0.7-0.85x SimpleFSDirectory at every limit: a lock per read)
+            internal Kind[] OneRoundKinds = { Kind.MMap, Kind.NIOFS };
             internal int Threads = 4;
-            internal double WarmSeconds = 4;
-            internal double WindowSeconds = 3;
-            internal double MergeLimit = 0.25;
-            internal double MergeSeconds = 5; // each of the merge cell's two windows
+            internal double WarmSeconds = 3; // the query set once, or this long: a cold cache fills
+            internal double WindowSeconds = 2;
+            internal double[] MergeLimits = { 0.25, 0.10 };
+            internal double MergeSeconds = 3; // each of the merge cell's two windows
             // the offered search rate of the merge cell's second window: about half of what the
             // slowest built-in serves unpaced at its limit, so that every directory keeps up
             internal double MergeRate = 150;
-            // the merge cell's rounds in each round of the run: its indexing rate over a window
-            // spreads more than a search rate, and the verdict is the median of the rounds
-            internal int MergeRounds = 2;
-            internal int Rounds = 1;
+            // the merge cell's rounds in each round of the run
+            internal int MergeRounds = 1;
+            internal int Rounds = 3;
+            // the device the index is on, for the report (lucene_ltm.sh: its name and read-ahead)
+            internal string Device = "";
+            // the settle cells: how long NativeDir takes to reach the rate of a limit after the
+            // limit changes under its searches (from SettleHigh to SettleLow and back)
+            internal bool Settle = true;
+            internal double SettleHigh = 1.0, SettleLow = 0.10, SettlePhaseSeconds = 8;
             internal bool Merges = true;
             internal int QueryCount = 2000;
             internal int Vocabulary = 4000;
@@ -376,6 +442,11 @@ namespace NativeDir.Lucene.Benchmarks
         internal static Kind[] SearchKinds(Options o, double limit)
             => limit <= o.TightLimit ? o.Kinds.Concat(o.TightKinds.Except(o.Kinds)).ToArray() : o.Kinds;
 
+        /// <summary>Whether directory <paramref name="k"/> runs in round <paramref name="round"/>:
+        /// every round, but those of <see cref="Options.OneRoundKinds"/> only the first.</summary>
+        internal static bool RunsInRound(Kind k, int round, Options o)
+            => round == 0 || !o.OneRoundKinds.Contains(k);
+
         /// <summary>The directories of the merge cells: the run's, but MMapDirectory only when it
         /// is the only built-in named. At the merge cell's limit it serves about 20 queries a
         /// second (its read-around evicts the cache, see the search cells), so it cannot keep the
@@ -389,13 +460,18 @@ namespace NativeDir.Lucene.Benchmarks
 
         private static void Release()
         {
-            // a mapping (MMapDirectory's, NativeDir's) goes when its inputs are collected
+            // a mapping (MMapDirectory's) goes when its inputs are collected
             for (int i = 0; i < 2; i++)
             {
                 GC.Collect();
                 GC.WaitForPendingFinalizers();
             }
         }
+
+        /// <summary>Limits the cgroup to <paramref name="cacheBytes"/> of page cache on top of the
+        /// process's own memory now, right after <see cref="Release"/> (what a directory allocates
+        /// during its own cell is taken from its own cache).</summary>
+        private static MemLimit.Stat LimitCache(long cacheBytes) => MemLimit.LimitCache(cacheBytes);
 
         private static Dictionary<string, object> Common(Kind k, double pct, Built idx, MemLimit.Stat limit, long leftCached, long slack)
             => new()
@@ -421,9 +497,24 @@ namespace NativeDir.Lucene.Benchmarks
         /// queries once untimed, then the window.</summary>
         internal static Dictionary<string, object> SearchCell(Kind k, double pct, Built idx, Query[] queries, Options o, out long warmHits)
         {
+            MemoryMode was = IoPolicy.MemoryMode;
+            if (ModeOf(k) is MemoryMode m)
+                IoPolicy.MemoryMode = m;
+            try
+            {
+                return SearchCellIn(k, pct, idx, queries, o, out warmHits);
+            }
+            finally
+            {
+                IoPolicy.MemoryMode = was;
+            }
+        }
+
+        private static Dictionary<string, object> SearchCellIn(Kind k, double pct, Built idx, Query[] queries, Options o, out long warmHits)
+        {
             Release();
             long left = MemLimit.Evict(idx.Path);
-            MemLimit.Stat limit = MemLimit.LimitCache((long)(pct * idx.Bytes) + o.Slack);
+            MemLimit.Stat limit = LimitCache((long)(pct * idx.Bytes) + o.Slack);
             var cell = Common(k, pct, idx, limit, left, o.Slack);
             using (LuceneDirectory dir = Open(k, idx.Path))
             using (DirectoryReader reader = DirectoryReader.Open(dir))
@@ -433,14 +524,128 @@ namespace NativeDir.Lucene.Benchmarks
                 warmHits = warm.Queries == queries.Length ? warm.Hits : -1;
                 cell["warm_queries"] = warm.Queries;
                 cell["warm_seconds"] = Math.Round(warm.Seconds, 3);
+                var c0 = Counters.Read();
                 Drive d = Search(searcher, queries, o.Threads, warm.Queries, -1, o.WindowSeconds);
+                var c1 = Counters.Read();
                 AddDrive(cell, d);
+                cell["refaults_per_s"] = Math.Round((c1.Refaults - c0.Refaults) / d.Seconds, 1);
+                cell["majfaults_per_s"] = Math.Round((c1.MajFaults - c0.MajFaults) / d.Seconds, 1);
+                cell["pages_in_per_s"] = Math.Round((c1.PagesIn - c0.PagesIn) / d.Seconds, 1);
+                cell["device_mib_per_s"] = Math.Round((c1.ReadBytes - c0.ReadBytes) / d.Seconds / (1 << 20), 2);
                 MemLimit.Stat after = MemLimit.Read();
                 cell["cgroup_file_bytes"] = after.File;
                 cell["cgroup_anon_bytes"] = after.Anon;
                 cell["index_cached_bytes"] = MemLimit.Cached(idx.Path);
             }
             return cell;
+        }
+
+        /// <summary>The cgroup's page-cache refaults, major faults and pages charged in, and the bytes
+        /// this process read from the device (/proc/self/io), for a cell's window.</summary>
+        internal readonly record struct Counters(long Refaults, long MajFaults, long PagesIn, long ReadBytes)
+        {
+            internal static Counters Read()
+            {
+                long refaults = 0, maj = 0, pgin = 0, rb = 0;
+                string cg = Environment.GetEnvironmentVariable("ND_MEMLIMIT_CGROUP");
+                try
+                {
+                    foreach (string line in File.ReadLines(Path.Combine(cg ?? "/nonexistent", "memory.stat")))
+                    {
+                        string[] f = line.Split(' ');
+                        if (f.Length != 2)
+                            continue;
+                        long v = long.Parse(f[1], CultureInfo.InvariantCulture);
+                        switch (f[0])
+                        {
+                            case "workingset_refault_file": refaults = v; break;
+                            case "pgmajfault": maj = v; break;
+                            case "pgpgin": pgin = v; break;
+                        }
+                    }
+                    foreach (string line in File.ReadLines("/proc/self/io"))
+                        if (line.StartsWith("read_bytes:", StringComparison.Ordinal))
+                            rb = long.Parse(line.Substring(11).Trim(), CultureInfo.InvariantCulture);
+                }
+                catch (IOException)
+                {
+                }
+                return new Counters(refaults, maj, pgin, rb);
+            }
+        }
+
+        /// <summary>The settle cell's buckets, in seconds.</summary>
+        internal const double SettleBucket = 0.5;
+
+        /// <summary>
+        /// How long NativeFSDirectory's default takes to follow the memory it has when it changes
+        /// under running searches: opened and warmed at <see cref="Options.SettleHigh"/>, its
+        /// searches run on for two seconds, then the cgroup's limit drops to
+        /// <see cref="Options.SettleLow"/> for <see cref="Options.SettlePhaseSeconds"/>, then rises
+        /// back to the high one for as long. The queries finished in each bucket of
+        /// <see cref="SettleBucket"/> seconds are the result; the report compares each phase with
+        /// the rate of a directory opened at that limit (the search cells).
+        /// </summary>
+        internal static Dictionary<string, object> SettleCell(Built idx, Query[] queries, Options o)
+        {
+            Release();
+            long left = MemLimit.Evict(idx.Path);
+            MemLimit.Stat limit = LimitCache((long)(o.SettleHigh * idx.Bytes) + o.Slack);
+            var cell = Common(Kind.NativeDir, o.SettleHigh, idx, limit, left, o.Slack);
+            cell["kind"] = "settle";
+            cell["round"] = 0;
+            const double before = 2;
+            double total = before + 2 * o.SettlePhaseSeconds;
+            int buckets = (int)Math.Ceiling(total / SettleBucket);
+            var done = new long[buckets];
+            using (LuceneDirectory dir = Open(Kind.NativeDir, idx.Path))
+            using (DirectoryReader reader = DirectoryReader.Open(dir))
+            {
+                var searcher = new IndexSearcher(reader);
+                Drive warm = Search(searcher, queries, o.Threads, 0, queries.Length, o.WarmSeconds);
+                cell["warm_queries"] = warm.Queries;
+                long next = warm.Queries - 1;
+                var sw = Stopwatch.StartNew();
+                var ts = Enumerable.Range(0, o.Threads).Select(_ => new Thread(() =>
+                {
+                    for (long i; sw.Elapsed.TotalSeconds < total;)
+                    {
+                        i = Interlocked.Increment(ref next);
+                        TopDocs top = searcher.Search(queries[i % queries.Length], 10);
+                        foreach (ScoreDoc sd in top.ScoreDocs)
+                            searcher.Doc(sd.Doc).Get("id");
+                        int b = (int)(sw.Elapsed.TotalSeconds / SettleBucket);
+                        if (b < buckets)
+                            Interlocked.Increment(ref done[b]);
+                    }
+                })).ToList();
+                ts.ForEach(t => t.Start());
+                SleepUntil(sw, before);
+                double dropAt = sw.Elapsed.TotalSeconds;
+                LimitCache((long)(o.SettleLow * idx.Bytes) + o.Slack);
+                SleepUntil(sw, before + o.SettlePhaseSeconds);
+                double raiseAt = sw.Elapsed.TotalSeconds;
+                LimitCache((long)(o.SettleHigh * idx.Bytes) + o.Slack);
+                ts.ForEach(t => t.Join());
+                cell["drop_at_s"] = Math.Round(dropAt, 3);
+                cell["raise_at_s"] = Math.Round(raiseAt, 3);
+            }
+            cell["settle_low_pct"] = Math.Round(o.SettleLow * 100);
+            cell["settle_high_pct"] = Math.Round(o.SettleHigh * 100);
+            cell["bucket_s"] = SettleBucket;
+            cell["bucket_qps"] = done.Select(n => n / SettleBucket).ToArray();
+            // the fields every cell has (the verify pass reads them)
+            cell["qps"] = done.Sum() / total;
+            cell["queries"] = done.Sum();
+            cell["cgroup_file_bytes"] = MemLimit.Read().File;
+            return cell;
+        }
+
+        private static void SleepUntil(Stopwatch sw, double seconds)
+        {
+            double left = seconds - sw.Elapsed.TotalSeconds;
+            if (left > 0)
+                Thread.Sleep(TimeSpan.FromSeconds(left));
         }
 
         /// <summary>Counts the merges the writer ran, the bytes they were estimated to write, those
@@ -545,12 +750,11 @@ namespace NativeDir.Lucene.Benchmarks
         /// share of the CPU is what the searches leave, so the faster a directory searches, the
         /// slower it would seem to index). At the end the writer is rolled back (the new files
         /// deleted, the index as it was).</summary>
-        internal static Dictionary<string, object> MergeCell(Kind k, Built idx, Source source, Query[] queries, Options o)
+        internal static Dictionary<string, object> MergeCell(Kind k, double pct, Built idx, Source source, Query[] queries, Options o)
         {
-            double pct = o.MergeLimit;
             Release();
             long left = MemLimit.Evict(idx.Path);
-            MemLimit.Stat limit = MemLimit.LimitCache((long)(pct * idx.Bytes) + o.MergeSlack);
+            MemLimit.Stat limit = LimitCache((long)(pct * idx.Bytes) + o.MergeSlack);
             var cell = Common(k, pct, idx, limit, left, o.MergeSlack);
             using LuceneDirectory dir = Open(k, idx.Path);
             using DirectoryReader reader = DirectoryReader.Open(dir);
@@ -723,8 +927,8 @@ namespace NativeDir.Lucene.Benchmarks
                 for (int li = 0; li < o.Limits.Length; li++)
                 {
                     // the first directory of a limit rotates, so drift hits all alike
-                    Kind[] kinds = SearchKinds(o, o.Limits[li]);
-                    int shift = (round * o.Limits.Length + li) % kinds.Length;
+                    Kind[] kinds = SearchKinds(o, o.Limits[li]).Where(k => RunsInRound(k, round, o)).ToArray();
+                    int shift = (round * o.Limits.Length + li) % Math.Max(1, kinds.Length);
                     foreach (Kind k in kinds.Skip(shift).Concat(kinds.Take(shift)))
                     {
                         var cell = SearchCell(k, o.Limits[li], idx, queries, o, out long hits);
@@ -738,32 +942,38 @@ namespace NativeDir.Lucene.Benchmarks
                             hitsPerKind[k] = hits;
                         }
                         Console.WriteLine($"  {Label(k),-62} {o.Limits[li] * 100,4:F0}%  {cell["qps"],8} q/s  p99 {cell["p99_ms"],8} ms"
+                            + $"  refaults/s {cell["refaults_per_s"]} majflt/s {cell["majfaults_per_s"]} dev {cell["device_mib_per_s"]} MiB/s"
                             + $"  cached {(long)cell["index_cached_bytes"] >> 20} MiB  (warm {cell["warm_queries"]} in {cell["warm_seconds"]} s;"
                             + $" own {(long)cell["own_bytes"] >> 20} MiB, anon after {(long)cell["cgroup_anon_bytes"] >> 20} MiB)");
                     }
                 }
                 if (!o.Merges)
                     continue;
-                Kind[] mkinds = MergeKinds(o);
-                for (int mr = 0; mr < o.MergeRounds; mr++)
-                {
-                    int mround = round * o.MergeRounds + mr;
-                    int mshift = mround % mkinds.Length;
-                    foreach (Kind k in mkinds.Skip(mshift).Concat(mkinds.Take(mshift)))
+                Kind[] mkinds = MergeKinds(o).Where(k => RunsInRound(k, round, o)).ToArray();
+                for (int mi = 0; mi < o.MergeLimits.Length; mi++)
+                    for (int mr = 0; mr < o.MergeRounds; mr++)
                     {
-                        var cell = MergeCell(k, idx, source, queries, o);
-                        cell["round"] = mround;
-                        cell["kind"] = "merge";
-                        cells.Add(cell);
-                        Console.WriteLine($"  {Label(k),-62} merging  {cell["qps"],8} q/s  p99 {cell["p99_ms"],8} ms  {cell["docs_per_s_unpaced"]} docs/s;"
-                            + $" searches at {cell["paced_rate"]} q/s: {cell["paced_qps"]} q/s, p99 {cell["paced_p99_ms"]} ms, search cpu {cell["paced_search_cpu_s"]} s, {cell["docs_per_s"]} docs/s;"
-                            + $"  {cell["merges"]} merge(s) ({cell["merges_finished"]} done, wall {cell["merge_wall_s"]} s, cpu {cell["merge_cpu_s"]} s);"
-                            + $" indexer cpu {cell["indexer_cpu_s"]} s (sys {cell["indexer_sys_s"]}), slow adds {cell["indexer_slow_adds_s"]} s, waiting for a CPU {cell["indexer_runqueue_s"]} s, blocked {cell["indexer_blocked_s"]} s;"
-                            + $" search cpu {cell["search_cpu_s"]} s (sys {cell["search_sys_s"]}), process cpu {cell["process_cpu_s"]} s, idle {cell["machine_idle_s"]} s;"
-                            + $" gc {cell["gc_count"]} ({cell["gc_pause_s"]} s paused, {(long)cell["allocated_bytes"] >> 20} MiB allocated);"
-                            + $" new files {(long)cell["new_files_bytes"] >> 20} MiB, {(long)cell["new_files_cached_bytes"] >> 20} MiB cached");
+                        int mround = round * o.MergeRounds + mr;
+                        int mshift = (mround + mi) % mkinds.Length;
+                        foreach (Kind k in mkinds.Skip(mshift).Concat(mkinds.Take(mshift)))
+                        {
+                            var cell = MergeCell(k, o.MergeLimits[mi], idx, source, queries, o);
+                            cell["round"] = mround;
+                            cell["kind"] = "merge";
+                            cells.Add(cell);
+                            Console.WriteLine($"  {Label(k),-62} merging at {o.MergeLimits[mi] * 100:F0}%  {cell["qps"],8} q/s  p99 {cell["p99_ms"],8} ms  {cell["docs_per_s_unpaced"]} docs/s;"
+                                + $" searches at {cell["paced_rate"]} q/s: {cell["paced_qps"]} q/s, p99 {cell["paced_p99_ms"]} ms, {cell["docs_per_s"]} docs/s;"
+                                + $"  {cell["merges"]} merge(s) ({cell["merges_finished"]} done);"
+                                + $" new files {(long)cell["new_files_bytes"] >> 20} MiB, {(long)cell["new_files_cached_bytes"] >> 20} MiB cached");
+                        }
                     }
-                }
+            }
+            if (o.Settle)
+            {
+                var cell = SettleCell(idx, queries, o);
+                cells.Add(cell);
+                Console.WriteLine($"  {Label(Kind.NativeDir),-62} limit {o.SettleHigh * 100:F0}% -> {o.SettleLow * 100:F0}% -> {o.SettleHigh * 100:F0}% under searches:"
+                    + $" q/s per {SettleBucket} s: {string.Join(" ", ((double[])cell["bucket_qps"]).Select(q => q.ToString("F0", CultureInfo.InvariantCulture)))}");
             }
             MemLimit.Unlimit();
             var doc = new Dictionary<string, object>
@@ -773,7 +983,8 @@ namespace NativeDir.Lucene.Benchmarks
                 ["threads"] = o.Threads, ["queries"] = queries.Length, ["vocabulary"] = o.Vocabulary,
                 ["warm_seconds"] = o.WarmSeconds, ["window_seconds"] = o.WindowSeconds, ["merge_seconds"] = o.MergeSeconds,
                 ["merge_rate"] = o.MergeRate, ["merge_rounds"] = o.MergeRounds,
-                ["merge_limit_pct"] = Math.Round(o.MergeLimit * 100), ["rounds"] = o.Rounds,
+                ["merge_limit_pcts"] = o.MergeLimits.Select(l => Math.Round(l * 100)).ToArray(), ["rounds"] = o.Rounds,
+                ["device"] = o.Device, ["one_round_kinds"] = o.OneRoundKinds.Select(k => k.ToString()).ToArray(),
                 ["seconds"] = Math.Round(total.Elapsed.TotalSeconds, 1), ["cells"] = cells,
             };
             File.WriteAllText(outFile, JsonSerializer.Serialize(doc, new JsonSerializerOptions { WriteIndented = true }) + "\n");
@@ -792,10 +1003,17 @@ namespace NativeDir.Lucene.Benchmarks
                     throw new InvalidOperationException("ltm verify failed: " + what);
                 Console.WriteLine("ok   " + what);
             }
-            int want = o.Rounds * (o.Limits.Sum(l => SearchKinds(o, l).Length) + (o.Merges ? o.MergeRounds * MergeKinds(o).Length : 0));
+            int want = Enumerable.Range(0, o.Rounds).Sum(r => o.Limits.Sum(l => SearchKinds(o, l).Count(k => RunsInRound(k, r, o)))
+                + (o.Merges ? o.MergeLimits.Length * o.MergeRounds * MergeKinds(o).Count(k => RunsInRound(k, r, o)) : 0))
+                + (o.Settle ? 1 : 0);
             Ok(cells.Count == want, $"{cells.Count} cells of {want}");
             foreach (var c in cells)
             {
+                if ((string)c["kind"] == "settle")
+                {
+                    Ok(((double[])c["bucket_qps"]).Length > 0, $"settle: {((double[])c["bucket_qps"]).Length} buckets");
+                    continue;
+                }
                 string name = $"{c["directory"]} {c["kind"]} at {c["limit_pct"]}%";
                 Ok((long)c["queries"] > 0 && (double)c["qps"] > 0, $"{name}: {c["queries"]} queries");
                 Ok((long)c["cgroup_limit_bytes"] >= (long)c["cache_budget_bytes"], $"{name}: cgroup limit {c["cgroup_limit_bytes"]} >= budget {c["cache_budget_bytes"]}");

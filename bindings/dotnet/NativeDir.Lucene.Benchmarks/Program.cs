@@ -79,7 +79,7 @@ namespace NativeDir.Lucene.Benchmarks
         }
 
         /// <summary>--ltm-cache DIR [--ltm-build] [--verify | --quick] [--out F] [--ltm-kinds K,K]
-        /// [--ltm-tight-kinds K,K|none] [--ltm-limits P,P|none] [--ltm-rounds N] [--ltm-window S] [--ltm-merge-window S] [--ltm-merge-rate Q] [--ltm-merge-rounds N] [--ltm-docs N] [--no-merges]: the
+        /// [--ltm-tight-kinds K,K|none] [--ltm-limits P,P|none] [--ltm-rounds N] [--ltm-window S] [--ltm-merge-window S] [--ltm-merge-rate Q] [--ltm-merge-rounds N] [--ltm-merge-limits P,P|none] [--ltm-device LABEL] [--ltm-docs N] [--no-merges] [--no-settle]: the
         /// larger-than-memory search and search-while-merging cells (LargerThanMemory.cs), the
         /// index cached in DIR; --ltm-build builds it and nothing else.</summary>
         private static int Ltm(string[] args, string cache, string dir)
@@ -93,7 +93,8 @@ namespace NativeDir.Lucene.Benchmarks
             var o = new LargerThanMemory.Options();
             if (verify || quick)
             {
-                o.MergeRounds = 1;
+                o.Rounds = 2;
+                o.SettlePhaseSeconds = 1;
                 o.WarmSeconds = 0.5;
                 o.WindowSeconds = 0.4;
                 o.MergeSeconds = 1.0;
@@ -127,7 +128,13 @@ namespace NativeDir.Lucene.Benchmarks
                 o.Vocabulary = int.Parse(voc, CultureInfo.InvariantCulture);
             if (Arg(args, "--ltm-queries") is string qc)
                 o.QueryCount = int.Parse(qc, CultureInfo.InvariantCulture);
-            o.Merges = !args.Contains("--no-merges");
+            if (Arg(args, "--ltm-merge-limits") is string ml)
+                o.MergeLimits = ml == "none" ? Array.Empty<double>()
+                    : ml.Split(',').Select(p => double.Parse(p, CultureInfo.InvariantCulture) / 100).ToArray();
+            if (Arg(args, "--ltm-device") is string device)
+                o.Device = device;
+            o.Merges = !args.Contains("--no-merges") && o.MergeLimits.Length > 0;
+            o.Settle = !args.Contains("--no-settle");
             return LargerThanMemory.Run(cache, shape, Arg(args, "--out") ?? Path.Combine(dir, "ltm.json"), o, verify);
         }
 

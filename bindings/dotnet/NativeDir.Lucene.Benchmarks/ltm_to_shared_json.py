@@ -1,24 +1,36 @@
 #!/usr/bin/python3
-"""Turns the larger-than-memory run of NativeDir.Lucene.Benchmarks (--ltm-cache ... --out
-ltm.json) into the shared results format (bench/suites.d/README.md) as suite "lucene".
+"""Turns the larger-than-memory runs of NativeDir.Lucene.Benchmarks (--ltm-cache ... --out
+ltm.json), one per device the index was on, into the shared results format
+(bench/suites.d/README.md) as suite "lucene".
 
-    ltm_to_shared_json.py LTM_JSON OUT_JSON [HOST]
+    ltm_to_shared_json.py LTM_JSON[,LTM_JSON...] OUT_JSON [HOST]
+
+A run that names its device (--ltm-device) gets it in every row's name, so the same cells on
+two devices are two rows.
 
 Groups:
   SearchLargerThanMemory    queries a second per directory per memory limit (rate: higher is
                             better); baseline: the built-in directory with the most queries a
-                            second at that limit. Targets on NativeFSDirectory (default policy):
-                            >= 1.2x at 25%, >= 1.0x at 100%, judged per round; its policy
-                            variants (every search file random, at 10%) have none.
-  SearchLargerThanMemoryP99 the same cells' 99th-percentile query latency (ms, lower is better)
-  SearchWhileMerging        search queries a second and p99 while one more thread indexes with
-                            merges running (target >= 1.3x the best built-in); then, with the
-                            searches at a fixed offered rate, the same for every directory:
-                            indexing documents a second (target >= 0.9x) and the search p99;
-                            indexing beside the unpaced searches (no target: there the
-                            indexer's share of the CPU is what the searches leave); and the page
-                            cache the new (merged and flushed) files held at the end (MiB, lower
-                            is better)
+                            second at that limit. Target on NativeFSDirectory (default policy):
+                            >= 1.2x at every limit, judged per round; its policy variants have
+                            none. A directory that ran fewer rounds at a limit says so.
+  SearchLargerThanMemoryP99 the same cells' 99th-percentile query latency (ms, lower is better);
+                            target on NativeFSDirectory: no worse than the best built-in's
+                            (<= 1.0x, per round)
+  SearchWhileMerging        per merge limit: search queries a second and p99 while one more
+                            thread indexes with merges running (target >= 1.3x the best
+                            built-in); then, with the searches at a fixed offered rate, the same
+                            for every directory: indexing documents a second (target >= 0.9x)
+                            and the search p99; indexing beside the unpaced searches (no target:
+                            there the indexer's share of the CPU is what the searches leave);
+                            and the page cache the new (merged and flushed) files held at the
+                            end (MiB, lower is better)
+  SettleAfterLimitChange    NativeFSDirectory's searches while the cgroup's limit drops from
+                            the high limit to the low one and rises back: per change, the
+                            seconds until the rate stays within 25% of that of a directory
+                            opened at the new limit (the search cells' median), and the rate
+                            over the phase's last three seconds as a multiple of it (target
+                            >= 0.8x: it settles where a fresh open would be)
 
 A ratio's verdict is the median over rounds of the ratio within a round (every cell of a limit
 runs back to back in a round); with one round that is the plain ratio. Each row carries its
@@ -33,9 +45,12 @@ import sys
 
 BUILTINS = ("MMap", "NIOFS", "SimpleFS")
 MINE = "NativeDir"  # the default policy: the targets are on it
-SEARCH_TARGETS = {100: 1.0, 25: 1.2}
+SEARCH_TARGET = 1.2   # at every limit
+P99_TARGET = 1.0      # no worse than the best built-in's
 MERGE_QPS_TARGET = 1.3
 MERGE_DOCS_TARGET = 0.9
+SETTLE_TARGET = 0.8
+SETTLE_BAND = 0.25
 MIB = 1 << 20
 
 
@@ -84,16 +99,33 @@ def labels(cells):
     return {c["directory"]: c["label"] for c in cells}
 
 
-def convert(ltm):
-    rows = Rows()
+def paired(vals, base_vals, rounds, base_rounds):
+    """The values of the rounds both ran (a directory that ran fewer rounds at a limit is
+    compared round by round where it ran)."""
+    common = sorted(set(rounds) & set(base_rounds))
+    pick = lambda vs, rs: [v for v, r in zip(vs, rs) if r in common]
+    return pick(vals, rounds), pick(base_vals, base_rounds)
+
+
+def rounds_of(cells, d):
+    return [c["round"] for c in sorted(cells, key=lambda c: c["round"]) if c["directory"] == d]
+
+
+def convert(ltm, rows=None):
+    rows = rows or Rows()
     cells = ltm.get("cells") or []
     search = [c for c in cells if c["kind"] == "search"]
     merges = [c for c in cells if c["kind"] == "merge"]
+    settles = [c for c in cells if c["kind"] == "settle"]
+    device = ltm.get("device") or ""
+    on = " [%s]" % device if device else ""
     idx = "%d MiB index (%d docs, %d segments%s), %d threads, %d queries, %.0f s window after "\
-          "the queries once untimed" % (
+          "the queries once untimed%s" % (
               ltm["index_bytes"] // MIB, ltm["docs"], ltm["segments"],
               ", cached" if ltm.get("index_reused") else ", built in %.0f s" % ltm["build_seconds"],
-              ltm["threads"], ltm["queries"], ltm["window_seconds"])
+              ltm["threads"], ltm["queries"], ltm["window_seconds"],
+              "; on %s" % device if device else "")
+    steady = {}  # (directory, limit %) -> median q/s, for the settle rows
     for pct in sorted({c["limit_pct"] for c in search}, reverse=True):
         at = [c for c in search if c["limit_pct"] == pct]
         qps, p99 = by_round(at, "qps"), by_round(at, "p99_ms")
@@ -101,27 +133,81 @@ def convert(ltm):
         builtins = [d for d in BUILTINS if d in qps]
         if not builtins:
             continue
-        best = max(builtins, key=lambda d: median(qps[d]))
+        # the best built-in is the fastest of those that ran every round
+        full = max(len(v) for v in qps.values())
+        best = max([d for d in builtins if len(qps[d]) == full] or builtins,
+                   key=lambda d: median(qps[d]))
         budget = at[0]["cache_budget_bytes"]
         for d in qps:
+            steady[(d, pct)] = median(qps[d])
             cached = median([c["index_cached_bytes"] for c in at if c["directory"] == d])
             p = median(p99[d])
             note = "%s; %.0f%% of the index (%.0f MiB) as page cache; %.0f MiB of the index cached "\
                    "at the end; p99 %.1f ms" % (idx, pct, budget / MIB, cached / MIB, p)
-            row = "%s, %d%% of the index in memory" % (name[d], pct)
-            base = "%s, %d%% of the index in memory" % (name[best], pct)
+            if len(qps[d]) < full:
+                note += "; %d of %d rounds (far behind at this limit)" % (len(qps[d]), full)
+            row = "%s, %d%% of the index in memory%s" % (name[d], pct, on)
+            base = "%s, %d%% of the index in memory%s" % (name[best], pct, on)
+            extra = {"limit_pct": pct, "device": device}
             if d == best:
                 rows.add("SearchLargerThanMemory", row, "q/s", qps[d],
-                         note=note + " (best built-in: the baseline)", p99_ms=p, limit_pct=pct)
+                         note=note + " (best built-in: the baseline)", p99_ms=p, **extra)
                 rows.add("SearchLargerThanMemoryP99", row, "ms", p99[d],
-                         note="p99 query latency; " + note)
+                         note="p99 query latency; " + note, **extra)
                 continue
-            t = SEARCH_TARGETS.get(int(pct)) if d == MINE else None
-            rows.add("SearchLargerThanMemory", row, "q/s", qps[d], base, qps[best],
-                     target=">= %.1fx the best built-in (per round)" % t if t else None,
-                     limit=t, note=note, p99_ms=p, limit_pct=pct)
-            rows.add("SearchLargerThanMemoryP99", row, "ms", p99[d], base, p99[best], higher=False,
-                     note="p99 query latency; " + note)
+            mine = d == MINE
+            rs, brs = rounds_of(at, d), rounds_of(at, best)
+            v, bv = paired(qps[d], qps[best], rs, brs)
+            rows.add("SearchLargerThanMemory", row, "q/s", v, base, bv,
+                     target=">= %.1fx the best built-in (per round)" % SEARCH_TARGET if mine else None,
+                     limit=SEARCH_TARGET if mine else None, note=note, p99_ms=p, **extra)
+            v, bv = paired(p99[d], p99[best], rs, brs)
+            rows.add("SearchLargerThanMemoryP99", row, "ms", v, base, bv, higher=False,
+                     target="<= %.1fx the best built-in's p99 (per round)" % P99_TARGET if mine else None,
+                     limit=P99_TARGET if mine else None, note="p99 query latency; " + note, **extra)
+    for pct in sorted({c["limit_pct"] for c in merges}, reverse=True):
+        convert_merges([c for c in merges if c["limit_pct"] == pct], ltm, idx, on, rows)
+    for c in settles:
+        convert_settle(c, steady, idx, on, rows)
+    return rows.rows
+
+
+def convert_settle(c, steady, idx, on, rows):
+    """The two changes of a settle cell: from the high limit to the low one and back."""
+    qps, width = c["bucket_qps"], c["bucket_s"]
+    high, low = c["settle_high_pct"], c["settle_low_pct"]
+    phases = ((c["drop_at_s"], c["raise_at_s"], low, high),
+              (c["raise_at_s"], len(qps) * width, high, low))
+    for start, end, to, frm in phases:
+        target_rate = steady.get((MINE, to))
+        if not target_rate:
+            continue
+        first, last = int(start / width + 0.5), int(end / width)
+        series = qps[first:last]
+        # the first bucket from which every 1-s average (two buckets) stays within the band
+        settled = None
+        for i in range(len(series)):
+            rest = [(series[j] + series[j + 1]) / 2 for j in range(i, len(series) - 1)]
+            if rest and all(abs(r - target_rate) <= SETTLE_BAND * target_rate for r in rest):
+                settled = i * width
+                break
+        tail = series[-int(3 / width):] if len(series) >= int(3 / width) else series
+        ratio = (sum(tail) / len(tail)) / target_rate if tail else 0
+        name = "NativeDir.Lucene NativeFSDirectory, page cache from %d to %d percent of the index%s" % (
+            frm, to, on)
+        note = "%s; searches on while the cgroup's limit changes; q/s per %.1f s after the change: "\
+               "%s; a directory opened at %d%% serves %.0f q/s" % (
+                   idx, width, " ".join("%.0f" % q for q in series), to, target_rate)
+        rows.add("SettleAfterLimitChange", name + ": seconds to settle", "s",
+                 [settled if settled is not None else (end - start)], higher=False,
+                 note=note + ("" if settled is not None else "; never within 25%% in the phase"))
+        rows.add("SettleAfterLimitChange", name + ": settled rate", "q/s", [ratio * target_rate],
+                 "NativeDir.Lucene NativeFSDirectory, opened at %d%%%s" % (to, on), [target_rate],
+                 target=">= %.1fx a directory opened at the new limit" % SETTLE_TARGET,
+                 limit=SETTLE_TARGET, note=note)
+
+
+def convert_merges(merges, ltm, idx, on, rows):
     if merges:
         qps, p99 = by_round(merges, "qps"), by_round(merges, "p99_ms")
         docs, fresh = by_round(merges, "docs_per_s"), by_round(merges, "new_files_cached_bytes")
@@ -161,17 +247,17 @@ def convert(ltm):
                         ("SearchWhileMerging", "new files' page cache", {k: [v / MIB for v in vs]
                                                                           for k, vs in fresh.items()},
                          best_c, "MiB", False, None)):
-                    row = "%s: %s" % (name[d], suffix)
+                    row = "%s, %d%% of the index in memory%s: %s" % (name[d], pct, on, suffix)
                     if d == best:
                         rows.add(grp, row, unit, vals[d], note=common + extra
                                  + " (best built-in: the baseline)")
                         continue
                     t = tgt if d == MINE else None
-                    rows.add(grp, row, unit, vals[d], "%s: %s" % (name[best], suffix), vals[best],
+                    rows.add(grp, row, unit, vals[d],
+                             "%s, %d%% of the index in memory%s: %s" % (name[best], pct, on, suffix), vals[best],
                              higher=higher,
                              target=">= %.1fx the best built-in (per round)" % t if t else None,
                              limit=t, note=common + extra)
-    return rows.rows
 
 
 def main(argv):
@@ -182,16 +268,27 @@ def main(argv):
     host = argv[3] if len(argv) == 4 else " ".join(os.uname()[i] for i in (0, 2, 4))
     doc = {"suite": "lucene", "host": host,
            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
-    if not os.path.exists(src):
+    if not any(os.path.exists(one) for one in src.split(",")):
         doc.update(results=[], skipped="no results: %s is missing" % src)
     else:
-        with open(src, encoding="utf-8") as fh:
-            ltm = json.load(fh)
-        if ltm.get("skipped"):
-            doc.update(results=[], skipped=ltm["skipped"])
-        else:
-            doc.update(file_mib=ltm["index_bytes"] // MIB, results=convert(ltm),
-                       ltm_seconds=ltm.get("seconds"))
+        rows, skipped, seconds, mib = Rows(), [], 0, None
+        for one in src.split(","):
+            if not os.path.exists(one):
+                skipped.append("no results: %s is missing" % one)
+                continue
+            with open(one, encoding="utf-8") as fh:
+                ltm = json.load(fh)
+            if ltm.get("skipped"):
+                skipped.append(ltm["skipped"])
+                continue
+            convert(ltm, rows)
+            seconds += ltm.get("seconds") or 0
+            mib = ltm["index_bytes"] // MIB
+        doc.update(results=rows.rows, ltm_seconds=seconds)
+        if mib is not None:
+            doc["file_mib"] = mib
+        if skipped:
+            doc["skipped"] = "; ".join(skipped)
     with open(dest, "w", encoding="utf-8") as fh:
         json.dump(doc, fh, indent=1)
         fh.write("\n")
