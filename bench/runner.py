@@ -524,15 +524,20 @@ def summary_chart(cells, groups, path):
                        "set ytics auto", "set xtics (100, 50, 25, 10, 5)", "set grid ytics",
                        # room above the highest curve for the key, so that it hides no point
                        "set offsets 0, 0, graph 0.3, 0", "set key top right box opaque"]
-            plots = []
+            plots, colors = [], {}
             for i, (d, pts) in enumerate(curves.items()):
                 f = os.path.join(tmp, "ltm%d.dat" % i)
                 with open(f, "w", encoding="utf-8") as fh:
                     fh.writelines("%g %.6g\n" % p for p in pts)
+                # one colour per directory; a second device's curve of it dashed
+                base = re.sub(r" \(read-ahead [0-9]+ KiB\)$", "", d)
+                color = colors.setdefault(base, CURVE_COLORS[len(colors) % len(CURVE_COLORS)])
+                dashed = base != d and any(c.startswith(base + " (") and c != d
+                                           for c in list(curves)[:i])
                 # the key is narrow: the directory's name without its package's
-                plots.append("%s using 1:2 with linespoints lw 2 pt 7 ps 1.3 lc rgb '%s' title %s"
-                             % (gp_str(f), CURVE_COLORS[i % len(CURVE_COLORS)],
-                                gp_str(re.sub(r"^(NativeDir\.Lucene|Lucene\.NET) ", "", d))))
+                plots.append("%s using 1:2 with linespoints lw 2 pt 7 ps 1.3 lc rgb '%s' dt %d "
+                             "title %s" % (gp_str(f), color, 2 if dashed else 1,
+                                           gp_str(re.sub(r"^(NativeDir\.Lucene|Lucene\.NET) ", "", d))))
             script.append("plot " + ", ".join(plots))
         script.append("unset multiplot")
         proc = subprocess.run([gnuplot], input="\n".join(script) + "\n", text=True,
