@@ -47,16 +47,8 @@ namespace NativeDir
         /// size; <paramref name="minBytesDirect"/> the size from which a merge bypasses the page
         /// cache (-1: <see cref="DefaultMinBytesDirect"/>).</summary>
         /// <exception cref="ArgumentException">An invalid name, use or threshold.</exception>
-        [SkipLocalsInit]
         public static IoOptions Input(FileUse use, string? name = null, long mergeBytes = 0, long minBytesDirect = -1)
-        {
-            Span<byte> scratch = stackalloc byte[Utf8.NameScratch];
-            Span<byte> n = name == null ? default : Utf8.Encode(name, scratch, nameof(name));
-            int rc;
-            fixed (byte* p = n)
-                rc = Native.nd_policy_input(0, name == null ? null : p, (int)use, mergeBytes, minBytesDirect);
-            return rc >= 0 ? (IoOptions)rc : throw Errors.For(rc, name ?? "");
-        }
+            => Ask(output: false, use, name, mergeBytes, minBytesDirect);
 
         /// <summary>How the process's mapped inputs are read (nd_memory_mode): by default
         /// <see cref="MemoryMode.Auto"/>, which reads a mapped file with positional reads while the
@@ -74,14 +66,21 @@ namespace NativeDir
         /// <summary>The flags to create the file <paramref name="name"/> with as an output written as
         /// <paramref name="use"/> (arguments as for <see cref="Input"/>).</summary>
         /// <exception cref="ArgumentException">An invalid name, use or threshold.</exception>
-        [SkipLocalsInit]
         public static IoOptions Output(FileUse use, string? name = null, long mergeBytes = 0, long minBytesDirect = -1)
+            => Ask(output: true, use, name, mergeBytes, minBytesDirect);
+
+        [SkipLocalsInit]
+        private static IoOptions Ask(bool output, FileUse use, string? name, long mergeBytes, long minBytesDirect)
         {
             Span<byte> scratch = stackalloc byte[Utf8.NameScratch];
             Span<byte> n = name == null ? default : Utf8.Encode(name, scratch, nameof(name));
             int rc;
             fixed (byte* p = n)
-                rc = Native.nd_policy_output(0, name == null ? null : p, (int)use, mergeBytes, minBytesDirect);
+            {
+                byte* at = name == null ? null : p;
+                rc = output ? Native.nd_policy_output(0, at, (int)use, mergeBytes, minBytesDirect)
+                    : Native.nd_policy_input(0, at, (int)use, mergeBytes, minBytesDirect);
+            }
             return rc >= 0 ? (IoOptions)rc : throw Errors.For(rc, name ?? "");
         }
     }

@@ -37,7 +37,7 @@ static SRWLOCK events_lock = SRWLOCK_INIT;
 static HANDLE *events;
 static size_t events_count, events_cap;
 
-static HANDLE event_take(DWORD *err)
+HANDLE nd__win_event_take(DWORD *err)
 {
     HANDLE ev = NULL;
     AcquireSRWLockExclusive(&events_lock);
@@ -52,7 +52,7 @@ static HANDLE event_take(DWORD *err)
     return ev;
 }
 
-static void event_give(HANDLE ev)
+void nd__win_event_give(HANDLE ev)
 {
     AcquireSRWLockExclusive(&events_lock);
     if (events_count == events_cap) {
@@ -77,7 +77,7 @@ static DWORD transfer(HANDLE h, int write, void *buf, DWORD want, int64_t off, D
 {
     DWORD e = 0;
     *done = 0;
-    HANDLE ev = event_take(&e);
+    HANDLE ev = nd__win_event_take(&e);
     if (ev == NULL)
         return e;
     OVERLAPPED ov = at_offset(off);
@@ -87,7 +87,7 @@ static DWORD transfer(HANDLE h, int write, void *buf, DWORD want, int64_t off, D
         e = 0;
     if (e == 0 && !GetOverlappedResult(h, &ov, done, TRUE))
         e = GetLastError();
-    event_give(ev);
+    nd__win_event_give(ev);
     return e;
 }
 

@@ -11,14 +11,10 @@
  * as its own. On an overlapped handle there is no pointer to keep and the
  * same steps cost only the lock; the transfer is waited for on an event.
  */
-#ifndef WIN32_LEAN_AND_MEAN
-#  define WIN32_LEAN_AND_MEAN
-#endif
-#include <windows.h>
 #include <stdlib.h>
 
-#include "../internal.h"
 #include "../os_handle.h"
+#include "win.h"
 
 /* One transfer's cap: ReadFile/WriteFile count in DWORDs. */
 #define CHUNK ((DWORD)1 << 30)
@@ -32,42 +28,6 @@ static SRWLOCK *stripe_of(HANDLE h)
 {
     uintptr_t v = (uintptr_t)h >> 2; /* kernel handles are multiples of 4 */
     return &stripes[(v ^ (v >> 6)) % STRIPES];
-}
-
-/* Events to wait on, one per transfer in flight, kept for reuse: created
- * only when more transfers than ever before run at once, never freed. */
-static SRWLOCK events_lock = SRWLOCK_INIT;
-static HANDLE *events;
-static size_t events_count, events_cap;
-
-static HANDLE event_take(void)
-{
-    HANDLE ev = NULL;
-    AcquireSRWLockExclusive(&events_lock);
-    if (events_count > 0)
-        ev = events[--events_count];
-    ReleaseSRWLockExclusive(&events_lock);
-    return ev != NULL ? ev : CreateEventW(NULL, TRUE, FALSE, NULL);
-}
-
-static void event_give(HANDLE ev)
-{
-    AcquireSRWLockExclusive(&events_lock);
-    if (events_count == events_cap) {
-        size_t cap = events_cap ? events_cap * 2 : 16;
-        HANDLE *grown = realloc(events, cap * sizeof(HANDLE));
-        if (grown != NULL) {
-            events = grown;
-            events_cap = cap;
-        }
-    }
-    if (events_count < events_cap) {
-        events[events_count++] = ev;
-        ev = NULL;
-    }
-    ReleaseSRWLockExclusive(&events_lock);
-    if (ev != NULL)
-        CloseHandle(ev);
 }
 
 /* A handle that is no disk file cannot seek: ND_E_NOT_SUPPORTED (or the
@@ -90,9 +50,10 @@ static int32_t check_disk_file(HANDLE h)
 static DWORD transfer(HANDLE h, int write, void *buf, DWORD want, int64_t off, DWORD *done)
 {
     *done = 0;
-    HANDLE ev = event_take();
+    DWORD err = 0;
+    HANDLE ev = nd__win_event_take(&err); /* file.c's pool, shared with the library's own files */
     if (ev == NULL)
-        return GetLastError();
+        return err;
     OVERLAPPED ov;
     ZeroMemory(&ov, sizeof ov);
     ov.Offset = (DWORD)((uint64_t)off & 0xffffffffu);
@@ -104,7 +65,7 @@ static DWORD transfer(HANDLE h, int write, void *buf, DWORD want, int64_t off, D
         e = 0;
     if (e == 0 && !GetOverlappedResult(h, &ov, done, TRUE))
         e = GetLastError();
-    event_give(ev);
+    nd__win_event_give(ev);
     return e;
 }
 

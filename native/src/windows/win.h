@@ -75,6 +75,12 @@ static inline OVERLAPPED nd__win_at_offset(int64_t off)
 int32_t nd__win_check_direct(nd_os_file f, const char *call, const char *what, const void *buf,
                              size_t len, int64_t off);
 
+/* file.c: an event to wait on for one transfer in flight, from a pool that
+ * grows to the most transfers ever in flight at once and never shrinks (NULL
+ * and *err when none can be made); give it back when the transfer is done. */
+HANDLE nd__win_event_take(DWORD *err);
+void nd__win_event_give(HANDLE ev);
+
 /* The alignment NO_BUFFERING needs on this handle (cached by the caller). */
 uint32_t nd__win_alignment(HANDLE h);
 
