@@ -22,8 +22,10 @@ import java.nio.ByteBuffer;
  *
  * <p>Each view is pinned through a handle of its own (the opened input for view 0, a clone for
  * each further GiB), since the library pins one window per handle; views are made on first use,
- * and none while the library reads mapped files positionally (the page cache thrashing):
- * {@link #view} is null then, and {@link #read} reads through the library. Thread-safe.
+ * whatever the library's memory mode (nd_input_map hands out the whole mapping in every mode):
+ * while the page cache thrashes the library itself reads mapped files positionally, but a Java
+ * reader of a view keeps the mapping, because a JNI call per page cost Lucene's searches more
+ * than the mapping's faults did (bindings/java/lucene/README.md). Thread-safe.
  */
 public final class MappedFile implements Closeable {
   /** log2 of {@link #CHUNK}. */
@@ -65,8 +67,7 @@ public final class MappedFile implements Closeable {
 
   /**
    * View i, made on first use: the mapping from the view's start (nd_input_map), pinned by a
-   * handle of its own (the opened input for view 0, a clone of it for each further GiB), or null
-   * while the library reads the file positionally (nd_input_mapped_now).
+   * handle of its own (the opened input for view 0, a clone of it for each further GiB).
    */
   private synchronized ByteBuffer made(int i) throws IOException {
     ByteBuffer v = views[i];
@@ -76,9 +77,6 @@ public final class MappedFile implements Closeable {
     long pin = handles[i];
     if (pin == 0) {
       pin = handles[i] = nativedir.nd_input_clone(handles[0]);
-    }
-    if (nativedir.nd_input_mapped_now(handles[0]) != 1) {
-      return null; // the library reads the file positionally now: no view yet
     }
     long at = (long) i << CHUNK_SHIFT;
     int want = (int) Math.min(CHUNK, length - at);
@@ -145,13 +143,11 @@ public final class MappedFile implements Closeable {
   /**
    * A new read-only buffer over view {@code i} (position 0, big-endian: set the order you read
    * in), independent of every other buffer's position, valid for reading while this file is
-   * open; or null while the library reads the file positionally ({@link #mappedNow()}: read it
-   * with {@link #read(long, byte[], int, int)} then). A view once made stays.
+   * open, in every memory mode. A view once made stays.
    */
   public ByteBuffer view(int i) throws IOException {
     check();
-    ByteBuffer v = made(i);
-    return v == null ? null : v.duplicate();
+    return made(i).duplicate();
   }
 
   /**
@@ -179,10 +175,9 @@ public final class MappedFile implements Closeable {
   }
 
   /**
-   * Whether a read of the file at this moment should go through its views (true) or through
-   * {@link #read(long, byte[], int, int)} (false): the library reads mapped files positionally
-   * while the page cache thrashes (nd_input_mapped_now, nd_memory_mode). A reader asks before it
-   * starts on a new range, as it would before pointing a new window into the mapping. Experimental.
+   * Whether the library itself reads the file through its mapping at this moment (true) or
+   * positionally (false, while the page cache thrashes: nd_input_mapped_now, nd_memory_mode), as
+   * {@link #read(long, byte[], int, int)} does. Views read the mapping either way. Experimental.
    */
   public boolean mappedNow() throws IOException {
     check();

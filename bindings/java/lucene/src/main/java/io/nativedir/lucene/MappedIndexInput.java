@@ -80,10 +80,7 @@ final class MappedIndexInput extends IndexInput implements RandomAccessInput {
     cur = bufs[0];
   }
 
-  /**
-   * The template buffers of bytes [offset, offset + length) of the file (see templates), or null
-   * while the library reads the file positionally (no view of the mapping to be had).
-   */
+  /** The template buffers of bytes [offset, offset + length) of the file (see templates). */
   private static ByteBuffer[] templates(MappedFile file, long offset, long length)
       throws IOException {
     if (length == 0) {
@@ -94,9 +91,7 @@ final class MappedIndexInput extends IndexInput implements RandomAccessInput {
     int last = (int) ((end - 1) >>> SHIFT);
     ByteBuffer[] t = new ByteBuffer[last - first + 1];
     for (int k = 0; k < t.length; k++) {
-      if ((t[k] = file.view(first + k)) == null) {
-        return null;
-      }
+      t[k] = file.view(first + k);
     }
     if (first == last) {
       int at = (int) (offset & MASK);
@@ -115,20 +110,15 @@ final class MappedIndexInput extends IndexInput implements RandomAccessInput {
   }
 
   /**
-   * An input on bytes [offset, offset + length) of the file: through views of the mapping where
-   * they can be had, else (the library reading the file positionally when the file was opened: it
-   * then hands out no view of its mapping) a PositionalIndexInput. Once made, views stay: the
-   * mapped inputs of a file keep reading its mapping whatever the library's mode, because from
-   * Java a clone reading positionally (a JNI call per page) searched the index 5x slower under a
-   * 10% memory limit than one reading the mapping with the file's random advice
-   * (bindings/java/lucene/README.md).
+   * An input on bytes [offset, offset + length) of the file, through views of the mapping in
+   * every memory mode of the library: from Java, a clone reading positionally (a JNI call per
+   * page) searched the index 5x slower under a 10% memory limit than one reading the mapping with
+   * the file's random advice (bindings/java/lucene/README.md).
    */
-  private static IndexInput make(String desc, Source src, long offset, long length,
+  private static MappedIndexInput make(String desc, Source src, long offset, long length,
       boolean owner) throws IOException {
-    ByteBuffer[] t = templates(src.file, offset, length);
-    return t != null
-        ? new MappedIndexInput(desc, src, offset, length, owner, t, shiftOf(offset, length))
-        : new PositionalIndexInput(desc, src, offset, length, owner);
+    return new MappedIndexInput(desc, src, offset, length, owner,
+        templates(src.file, offset, length), shiftOf(offset, length));
   }
 
   /** The input the directory opened: it owns the file. */

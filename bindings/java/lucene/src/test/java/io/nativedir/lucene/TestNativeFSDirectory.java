@@ -192,12 +192,12 @@ public class TestNativeFSDirectory extends BaseDirectoryTestCase {
 
   /**
    * A mapped file opened while the library reads mapped files positionally (the page cache
-   * thrashing; forced here with nd_memory_mode) gets no view of the mapping: its input, clones
-   * and slices read through the library, one page a read, with the same bytes and the same closed
-   * rule. The control: opened with the mapping, the input, its clones and slices read the mapping,
-   * and keep doing so when the library's mode changes.
+   * thrashing; forced here with nd_memory_mode) is still read through views of the mapping: its
+   * input, clones and slices are mapped inputs with the right bytes and the same closed rule, and
+   * stay so when the mode changes back. The control: the library itself reports that it reads
+   * the file positionally in that mode (MappedFile.mappedNow), so the mode did take effect.
    */
-  public void testAFileOpenedWhileTheCacheThrashesReadsPositionally() throws IOException {
+  public void testAFileOpenedWhileTheCacheThrashesReadsTheMapping() throws IOException {
     int old = memoryMode(io.nativedir.jni.nativedirConstants.ND_MEMORY_POSITIONAL);
     try (NativeFSDirectory dir = new NativeFSDirectory(createTempDir())) {
       byte[] data = new byte[100_000];
@@ -205,13 +205,16 @@ public class TestNativeFSDirectory extends BaseDirectoryTestCase {
       try (IndexOutput out = dir.createOutput("p.bin", IOContext.DEFAULT)) {
         out.writeBytes(data, data.length);
       }
+      try (io.nativedir.MappedFile f = dir.nativeDirectory().openMapped("p.bin", 0)) {
+        assertFalse(f.mappedNow());
+      }
       IndexInput in = dir.openInput("p.bin", IOContext.DEFAULT);
-      assertTrue(in instanceof PositionalIndexInput);
+      assertTrue(in instanceof MappedIndexInput);
       in.seek(5000);
       IndexInput clone = in.clone();
       IndexInput slice = in.slice("s", 70_000, 20_000);
-      assertTrue(clone instanceof PositionalIndexInput);
-      assertTrue(slice instanceof PositionalIndexInput);
+      assertTrue(clone instanceof MappedIndexInput);
+      assertTrue(slice instanceof MappedIndexInput);
       assertEquals(5000, clone.getFilePointer());
       byte[] got = new byte[30_000];
       clone.readBytes(got, 0, got.length);
@@ -219,22 +222,15 @@ public class TestNativeFSDirectory extends BaseDirectoryTestCase {
       slice.seek(19_999);
       assertEquals(data[89_999], slice.readByte());
       assertEquals(bigEndian(data, 70_004, 8), ((RandomAccessInput) slice).readLong(4));
+      memoryMode(MAPPED);
+      IndexInput later = in.clone();
+      later.seek(99_999);
+      assertEquals(data[99_999], later.readByte());
       in.close();
       expectThrows(AlreadyClosedException.class, () -> {
         clone.seek(90_000);
         clone.readByte();
       });
-      memoryMode(MAPPED);
-      try (IndexInput mapped = dir.openInput("p.bin", IOContext.DEFAULT)) {
-        assertTrue(mapped instanceof MappedIndexInput);
-        assertTrue(mapped.slice("s", 0, 10) instanceof MappedIndexInput);
-        memoryMode(io.nativedir.jni.nativedirConstants.ND_MEMORY_POSITIONAL);
-        IndexInput c = mapped.clone();
-        assertTrue(c instanceof MappedIndexInput);
-        assertTrue(mapped.slice("t", 0, 10) instanceof MappedIndexInput);
-        c.seek(99_999);
-        assertEquals(data[99_999], c.readByte());
-      }
     } finally {
       memoryMode(old);
     }
