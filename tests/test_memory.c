@@ -157,27 +157,27 @@ static double read_until(nd_handle in, int64_t len, int32_t want, double limit, 
 
 typedef struct {
     const char *dir;
+    ndml_cgroup first, cg; /* made and removed by the parent: a cgroup a process is in stays */
     char why[800];
 } thrash_ctx;
 
-/* In a child process of its own cgroup. First the control: with no limit, the
- * same random reads of a file nobody has read yet (major faults, a cache
- * filling) stay on the mapping. Then a limit of an eighth of the file: the reads
- * turn positional within a few samples; with the limit lifted and the file read
- * once whole, they go back to the mapping after the calm period. Exit codes: 0
- * ok, 77 no cgroup here, else a failure the child prints. */
+/* In a child process that moves between two cgroups of its own. First the
+ * control, in the first: with no limit, the same random reads of a file nobody
+ * has read yet (major faults, a cache filling) stay on the mapping. Then the
+ * process moves to the second, as a supervisor may move a running server, and
+ * that one gets a limit of an eighth of the file: the reads turn positional
+ * within a few samples, so the library follows the process to the cgroup it
+ * is in now (the first one's counters never see this thrashing); with the
+ * limit lifted and the file read once whole, they go back to the mapping after
+ * the calm period. Exit codes: 0 ok, else a failure the child prints. */
 static int thrash_then_calm(void *arg)
 {
     thrash_ctx *ctx = arg;
-    ndml_cgroup cg;
-    if (ndml_create(&cg, "nd-test-memory") != 0) {
-        fprintf(stderr, "test_memory: SKIPPED: %s\n", cg.error);
-        return 77;
-    }
+    ndml_cgroup *first = &ctx->first, *cg = &ctx->cg;
     int rc = 1;
     nd_handle dir = 0, in = 0;
-    if (ndml_join(&cg, 0) != 0) {
-        fprintf(stderr, "test_memory: cgroup: %s\n", cg.error);
+    if (ndml_join(first, 0) != 0) {
+        fprintf(stderr, "test_memory: cgroup: %s\n", first->error);
         goto out;
     }
     char path[TST_PATH_MAX];
@@ -200,17 +200,32 @@ static int thrash_then_calm(void *arg)
         goto out;
     }
     fprintf(stderr, "test_memory: control: 2 s of cold reads without a limit stayed mapped\n");
+    if (ndml_join(cg, 0) != 0) {
+        fprintf(stderr, "test_memory: cgroup: %s\n", cg->error);
+        goto out;
+    }
+    /* the pages the control read stay charged to the first cgroup: unmapped and
+     * dropped, so this one's reads fault them in again, under its limit */
+    nd_close(in);
+    in = 0;
+    ndml_evict(path, NULL, NULL, ctx->why, sizeof ctx->why);
+    if (nd_open_input(dir, "big", ND_IO_MMAP, &in) != ND_OK) {
+        fprintf(stderr, "test_memory: open: %s\n", nd_last_error_message());
+        goto out;
+    }
     /* The cache gets 48 MiB, an eighth of the file; what the process holds itself
      * (more under a sanitizer's shadow memory) is charged too and cannot be
      * reclaimed, so it is added on top. */
     ndml_stat st;
-    if (ndml_read_stat(&cg, &st) != 0) {
-        fprintf(stderr, "test_memory: cgroup: %s\n", cg.error);
+    if (ndml_read_stat(cg, &st) != 0) {
+        fprintf(stderr, "test_memory: cgroup: %s\n", cg->error);
         goto out;
     }
     int64_t held = st.usage - (st.file > 0 ? st.file : 0);
-    if (ndml_set_limit(&cg, (held > 0 ? held : 0) + (48 << 20)) != 0) {
-        fprintf(stderr, "test_memory: cgroup: %s\n", cg.error);
+    fprintf(stderr, "test_memory: the process holds %lld MiB; limit %lld MiB\n",
+            (long long)(held >> 20), (long long)(((held > 0 ? held : 0) + (48 << 20)) >> 20));
+    if (ndml_set_limit(cg, (held > 0 ? held : 0) + (48 << 20)) != 0) {
+        fprintf(stderr, "test_memory: cgroup: %s\n", cg->error);
         goto out;
     }
     t = read_until(in, len, 0, 10, &x);
@@ -220,7 +235,7 @@ static int thrash_then_calm(void *arg)
         goto out;
     }
     fprintf(stderr, "test_memory: thrashing: positional reads after %.2f s\n", t);
-    if (ndml_set_limit(&cg, -1) != 0)
+    if (ndml_set_limit(cg, -1) != 0)
         goto out;
     uint8_t *all = malloc(1 << 20);
     for (int64_t at = 0; all != NULL && at < len; at += 1 << 20)
@@ -239,7 +254,6 @@ out:
         nd_close(in);
     if (dir != 0)
         nd_close(dir);
-    ndml_remove(&cg);
     return rc;
 }
 
@@ -256,15 +270,21 @@ static void auto_mode_follows_the_page_cache(void **state)
     for (int64_t at = 1 << 20; at < BIG; at += 1 << 20)
         assert_int_equal(0, tst_write_at(path, at, chunk, 1 << 20));
     free(chunk);
-    int32_t old = set_mode(ND_MEMORY_AUTO);
-    thrash_ctx ctx = {env->dir_path, ""};
-    int rc = tst_run_child(thrash_then_calm, &ctx);
-    set_mode(old);
-    if (rc == 77) {
-        fprintf(stderr, "test_memory: SKIPPED: no memory cgroup can be made here (root and "
-                        "cgroup v1's memory controller or cgroup v2 are needed)\n");
+    thrash_ctx ctx = {.dir = env->dir_path};
+    if (ndml_create(&ctx.first, "nd-test-memory-first") != 0 ||
+        ndml_create(&ctx.cg, "nd-test-memory") != 0) {
+        fprintf(stderr,
+                "test_memory: SKIPPED: no memory cgroup can be made here (root and "
+                "cgroup v1's memory controller or cgroup v2 are needed): %s\n",
+                ctx.first.error[0] != '\0' ? ctx.first.error : ctx.cg.error);
+        ndml_remove(&ctx.first);
         skip();
     }
+    int32_t old = set_mode(ND_MEMORY_AUTO);
+    int rc = tst_run_child(thrash_then_calm, &ctx);
+    set_mode(old);
+    assert_int_equal(0, ndml_remove(&ctx.cg));
+    assert_int_equal(0, ndml_remove(&ctx.first));
     assert_int_equal(0, rc);
 }
 #endif

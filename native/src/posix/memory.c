@@ -9,7 +9,6 @@
 #  define _GNU_SOURCE /* CLOCK_MONOTONIC_COARSE */
 #endif
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,15 +30,6 @@ int64_t nd__os_clock_ns(void)
 }
 
 #if defined(__linux__)
-
-/* Where the statistics are read, found once: the memory.stat of the
- * process's memory cgroup, else the machine's counters (/proc/vmstat and
- * /proc/meminfo). */
-static struct {
-    pthread_once_t once;
-    char stat[512], used[512], limit[512]; /* the cgroup's files, or "" */
-    int v1;                                /* v1 names its hierarchical counters total_* */
-} where = {PTHREAD_ONCE_INIT, "", "", "", 0};
 
 /* Reads a small pseudo-file whole (they are generated on read) into buf. */
 static ssize_t slurp(const char *path, char *buf, size_t cap)
@@ -73,13 +63,24 @@ static int64_t field(const char *text, const char *key)
     return -1;
 }
 
-/* Lines of /proc/self/cgroup are "id:controllers:path": v2's is "0::path",
- * v1's memory controller "n:memory:path" (possibly with others named too). */
-static void find_cgroup(void)
+/* Where the statistics are read: the files of the process's memory cgroup. */
+typedef struct {
+    char used[512], limit[512]; /* memory.current / usage_in_bytes, memory.max / limit_in_bytes */
+    int v1;                     /* v1 names its hierarchical counters total_* */
+} cgroup_files;
+
+/* Finds the process's memory cgroup and reads its memory.stat into text; 0 if
+ * it has none (v2's root has no memory.stat). Looked up at every sample, not
+ * once: a process may be moved to another cgroup (a child that a supervisor
+ * or a test puts under a limit of its own after the library was used), and
+ * the counters of the cgroup it left no longer describe its cache. Lines of
+ * /proc/self/cgroup are "id:controllers:path": v2's is "0::path", v1's
+ * memory controller "n:memory:path" (possibly with others named too). */
+static int read_cgroup(cgroup_files *f, char *text, size_t cap)
 {
-    char cg[4096], probe[64];
+    char cg[4096], stat[512];
     if (slurp("/proc/self/cgroup", cg, sizeof cg) <= 0)
-        return;
+        return 0;
     for (const char *line = cg; line != NULL; line = next_line(line)) {
         const char *c1 = strchr(line, ':');
         const char *c2 = c1 != NULL ? strchr(c1 + 1, ':') : NULL;
@@ -94,35 +95,34 @@ static void find_cgroup(void)
         int len = (int)strcspn(c2 + 1, "\n");
         const char *base = v2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/memory";
         const char *sep = len > 0 && c2[len] == '/' ? "" : "/";
-        snprintf(where.stat, sizeof where.stat, "%s%.*s%smemory.stat", base, len, c2 + 1, sep);
-        snprintf(where.used, sizeof where.used, "%s%.*s%s%s", base, len, c2 + 1, sep,
+        snprintf(stat, sizeof stat, "%s%.*s%smemory.stat", base, len, c2 + 1, sep);
+        if (slurp(stat, text, cap) <= 0)
+            continue;
+        snprintf(f->used, sizeof f->used, "%s%.*s%s%s", base, len, c2 + 1, sep,
                  v2 ? "memory.current" : "memory.usage_in_bytes");
-        snprintf(where.limit, sizeof where.limit, "%s%.*s%s%s", base, len, c2 + 1, sep,
+        snprintf(f->limit, sizeof f->limit, "%s%.*s%s%s", base, len, c2 + 1, sep,
                  v2 ? "memory.max" : "memory.limit_in_bytes");
-        if (slurp(where.stat, probe, sizeof probe) > 0) { /* v2's root has none */
-            where.v1 = v1;
-            return;
-        }
-        where.stat[0] = '\0';
+        f->v1 = v1;
+        return 1;
     }
+    return 0;
 }
 
 int32_t nd__os_memory(nd_os_memory *out)
 {
     static __thread char text[8192];
-    pthread_once(&where.once, find_cgroup);
+    cgroup_files f;
     int64_t refaults, majflt, cache, used, limit = -1;
     char num[64];
-    if (where.stat[0] != '\0' && slurp(where.stat, text, sizeof text) > 0) {
-        refaults =
-            field(text, where.v1 ? "total_workingset_refault_file" : "workingset_refault_file");
+    if (read_cgroup(&f, text, sizeof text)) {
+        refaults = field(text, f.v1 ? "total_workingset_refault_file" : "workingset_refault_file");
         if (refaults < 0) /* kernels before 5.9 count file and anon refaults together */
-            refaults = field(text, where.v1 ? "total_workingset_refault" : "workingset_refault");
-        majflt = field(text, where.v1 ? "total_pgmajfault" : "pgmajfault");
-        cache = field(text, where.v1 ? "total_cache" : "file");
-        used = slurp(where.used, num, sizeof num) > 0 ? strtoll(num, NULL, 10) : -1;
+            refaults = field(text, f.v1 ? "total_workingset_refault" : "workingset_refault");
+        majflt = field(text, f.v1 ? "total_pgmajfault" : "pgmajfault");
+        cache = field(text, f.v1 ? "total_cache" : "file");
+        used = slurp(f.used, num, sizeof num) > 0 ? strtoll(num, NULL, 10) : -1;
         /* no limit: v2 says "max", v1 a number near 2^63 */
-        if (slurp(where.limit, num, sizeof num) > 0 && strncmp(num, "max", 3) != 0 &&
+        if (slurp(f.limit, num, sizeof num) > 0 && strncmp(num, "max", 3) != 0 &&
             strtoull(num, NULL, 10) < (1ull << 62))
             limit = strtoll(num, NULL, 10);
     } else {
