@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #if defined(__linux__)
+#  include <fcntl.h>
+#  include <sys/mman.h>
 #  include <time.h>
 #  include <unistd.h>
 
@@ -129,6 +131,76 @@ static void auto_mode_starts_on_the_mapping(void **state)
 }
 
 #if defined(__linux__)
+/* How many of the pages of [off, off+len) of the file are in the page cache,
+ * seen from outside the library (a mapping of its own and mincore). */
+static int cached_pages(const char *path, int64_t off, int64_t len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    assert_true(fd >= 0);
+    long page = sysconf(_SC_PAGESIZE);
+    int64_t from = off - off % page, n = (off + len - from + page - 1) / page;
+    void *map = mmap(NULL, (size_t)(n * page), PROT_READ, MAP_SHARED, fd, from);
+    assert_true(map != MAP_FAILED);
+    unsigned char vec[64];
+    assert_true(n <= (int64_t)sizeof vec);
+    assert_int_equal(0, mincore(map, (size_t)(n * page), vec));
+    int in = 0;
+    for (int64_t i = 0; i < n; i++)
+        in += vec[i] & 1;
+    munmap(map, (size_t)(n * page));
+    close(fd);
+    return in;
+}
+
+/* One read of 5000 bytes at an unaligned offset of a file nobody has cached
+ * (so two pages), through an input opened with `flags` in `mode`: how many of
+ * those pages the page cache holds afterwards. */
+static int pages_left_by(tst_env *env, uint32_t flags, int32_t mode)
+{
+    char path[TST_PATH_MAX];
+    tst_join(path, sizeof path, env->dir_path, "f");
+    tst_drop_cache(env->dir_path, "f");
+    assert_int_equal(0, cached_pages(path, 100000, 5000));
+    int32_t old = set_mode(mode);
+    nd_handle in;
+    uint8_t buf[5000];
+    assert_status(ND_OK, nd_open_input(env->dir, "f", flags, &in));
+    assert_status(sizeof buf, nd_read_bytes(in, 100000, buf, sizeof buf));
+    int left = cached_pages(path, 100000, 5000);
+    assert_status(ND_OK, nd_close(in));
+    set_mode(old);
+    return left;
+}
+#endif
+
+/* ND_IO_NOREUSE: while mapped inputs read positionally (here forced), a read
+ * of the input leaves none of the pages it brought in cached, by whole pages,
+ * mapped or buffered; while they read through the mapping, or without the
+ * flag (the control), the pages stay. A mapped one reads a block at a time. */
+static void noreuse_reads_keep_nothing_while_positional(void **state)
+{
+    tst_env *env = *state;
+    free(tst_put_random(env, "f", 1 << 20, 5));
+    nd_handle in;
+    assert_status(ND_OK,
+                  nd_open_input(env->dir, "f", ND_IO_MMAP | ND_IO_RANDOM | ND_IO_NOREUSE, &in));
+    assert_status(16384, nd_input_buffer_size(in));
+    assert_status(ND_OK, nd_close(in));
+    assert_status(ND_OK, nd_open_input(env->dir, "f", ND_IO_MMAP | ND_IO_RANDOM, &in));
+    assert_status(4096, nd_input_buffer_size(in));
+    assert_status(ND_OK, nd_close(in));
+#if defined(__linux__)
+    const uint32_t noreuse = ND_IO_RANDOM | ND_IO_NOREUSE;
+    assert_int_equal(0, pages_left_by(env, ND_IO_MMAP | noreuse, ND_MEMORY_POSITIONAL));
+    assert_int_equal(0, pages_left_by(env, noreuse, ND_MEMORY_POSITIONAL));
+    /* the controls: without the flag, or through the mapping, the pages stay */
+    assert_int_equal(2, pages_left_by(env, ND_IO_MMAP | ND_IO_RANDOM, ND_MEMORY_POSITIONAL));
+    assert_int_equal(2, pages_left_by(env, ND_IO_RANDOM, ND_MEMORY_POSITIONAL));
+    assert_int_equal(2, pages_left_by(env, ND_IO_MMAP | noreuse, ND_MEMORY_MAPPED));
+#endif
+}
+
+#if defined(__linux__)
 static double seconds(void)
 {
     struct timespec t;
@@ -167,9 +239,10 @@ typedef struct {
  * process moves to the second, as a supervisor may move a running server, and
  * that one gets a limit of an eighth of the file: the reads turn positional
  * within a few samples, so the library follows the process to the cgroup it
- * is in now (the first one's counters never see this thrashing); with the
- * limit lifted and the file read once whole, they go back to the mapping after
- * the calm period. Exit codes: 0 ok, else a failure the child prints. */
+ * is in now (the first one's counters never see this thrashing). Reads that
+ * keep nothing (ND_IO_NOREUSE) are then calm but stay positional, the limit
+ * being what it was when the mapping thrashed; with the limit lifted and the
+ * file read once whole, reads go back to the mapping after the calm period. Exit codes: 0 ok, else a failure the child prints. */
 static int thrash_then_calm(void *arg)
 {
     thrash_ctx *ctx = arg;
@@ -237,6 +310,29 @@ static int thrash_then_calm(void *arg)
         goto out;
     }
     fprintf(stderr, "test_memory: thrashing: positional reads after %.2f s\n", t);
+    /* Reads that keep nothing (ND_IO_NOREUSE) are calm at once, at the level
+     * where the mapping thrashed; with no more room for the cache than then,
+     * that is no reason to go back to the mapping (it would thrash again).
+     * A file of its own, that no eviction has left shadows of: its reads are no
+     * refaults, so the turnover is calm at once. */
+    nd_handle once;
+    int64_t once_len;
+    if (nd_open_input(dir, "fresh", ND_IO_MMAP | ND_IO_RANDOM | ND_IO_NOREUSE, &once) != ND_OK) {
+        fprintf(stderr, "test_memory: open: %s\n", nd_last_error_message());
+        goto out;
+    }
+    nd_input_length(once, &once_len);
+    t = read_until(once, once_len, 1, 5, &x);
+    nd_close(once);
+    if (t != -1) {
+        fprintf(stderr,
+                "test_memory: reads that keep nothing went back to the mapping after %.2f s, "
+                "with the same limit and memory as when it thrashed\n",
+                t);
+        goto out;
+    }
+    fprintf(stderr,
+            "test_memory: 5 s of calm positional reads at the same limit stayed positional\n");
     if (ndml_set_limit(cg, -1) != 0)
         goto out;
     uint8_t *all = malloc(1 << 20);
@@ -264,13 +360,19 @@ static void auto_mode_follows_the_page_cache(void **state)
     tst_env *env = *state;
     if (getenv("ND_TEST_EMULATOR") != NULL && getenv("ND_TEST_EMULATOR")[0] != '\0')
         skip(); /* the cgroup is the host's; under an emulator the reads are too slow to thrash */
-    enum { BIG = 384 << 20 };
+    enum { BIG = 384 << 20, FRESH = 64 << 20 };
     char path[TST_PATH_MAX];
     tst_join(path, sizeof path, env->dir_path, "big");
     uint8_t *chunk = tst_random_buffer(1 << 20, 9);
     assert_int_equal(0, tst_write_file(path, chunk, 1 << 20));
     for (int64_t at = 1 << 20; at < BIG; at += 1 << 20)
         assert_int_equal(0, tst_write_at(path, at, chunk, 1 << 20));
+    /* read by the test of reads that keep nothing; written, then dropped */
+    tst_join(path, sizeof path, env->dir_path, "fresh");
+    assert_int_equal(0, tst_write_file(path, chunk, 1 << 20));
+    for (int64_t at = 1 << 20; at < FRESH; at += 1 << 20)
+        assert_int_equal(0, tst_write_at(path, at, chunk, 1 << 20));
+    tst_drop_cache(env->dir_path, "fresh");
     free(chunk);
     thrash_ctx ctx = {.dir = env->dir_path};
     if (ndml_create(&ctx.first, "nd-test-memory-first") != 0 ||
@@ -300,6 +402,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(forced_modes_choose_the_mapping_or_the_descriptor,
                                         tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(auto_mode_starts_on_the_mapping, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(noreuse_reads_keep_nothing_while_positional, tst_setup,
+                                        tst_teardown),
 #if defined(__linux__)
         cmocka_unit_test_setup_teardown(auto_mode_follows_the_page_cache, tst_setup, tst_teardown),
 #endif

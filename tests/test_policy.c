@@ -19,10 +19,11 @@ typedef struct {
 } policy_row;
 
 static const policy_row table[] = {
-    /* searches: mapped; random advice for the files read a block at a time */
+    /* searches: mapped; random advice for the files read a block at a time, and
+     * no reuse for those read per hit */
     {"_0.tim", ND_USE_SEARCH, 0, ND_IO_MMAP | ND_IO_RANDOM, 0},
-    {"_0.fdt", ND_USE_SEARCH, 0, ND_IO_MMAP | ND_IO_RANDOM, 0},
-    {"_0.tvd", ND_USE_SEARCH, 0, ND_IO_MMAP | ND_IO_RANDOM, 0},
+    {"_0.fdt", ND_USE_SEARCH, 0, ND_IO_MMAP | ND_IO_RANDOM | ND_IO_NOREUSE, 0},
+    {"_0.tvd", ND_USE_SEARCH, 0, ND_IO_MMAP | ND_IO_RANDOM | ND_IO_NOREUSE, 0},
     {"_0_Lucene45_0.dvd", ND_USE_SEARCH, 0, ND_IO_MMAP | ND_IO_RANDOM, 0},
     {"_3.kdd", ND_USE_SEARCH, 0, ND_IO_MMAP | ND_IO_RANDOM, 0},
     {"_0_Lucene41_0.doc", ND_USE_SEARCH, 0, ND_IO_MMAP, 0},

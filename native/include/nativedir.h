@@ -175,6 +175,12 @@ ND_EXTERN int32_t nd_lock(nd_handle dir, const char *name, nd_handle *out_lock);
 #define ND_IO_PRELOAD 16u        /* fault the mapping in / read ahead at open          */
 #define ND_IO_REQUIRE_DIRECT 32u /* ND_E_NOT_SUPPORTED instead of a silent fallback     */
 #define ND_IO_OVERWRITE 64u      /* nd_create_output replaces an existing file         */
+#define ND_IO_NOREUSE                                                                              \
+  128u /* each read is of bytes not read again soon (a search's
+                                    stored fields, per hit): while the page cache
+                                    thrashes (nd_memory_mode), reads of the input leave
+                                    none of its pages cached, so they do not evict the
+                                    pages that are read again                          */
 
 /** What an input or output actually does, as reported by nd_input_strategy/nd_output_strategy. */
 enum {
@@ -455,7 +461,8 @@ enum {
  * mapped, sequential. A search: mapped, with ND_IO_RANDOM for the files read
  * one small block at an unpredictable offset (terms dictionary .tim, stored
  * fields .fdt, term vectors .tvd, doc values .dvd, points .kdd), whose
- * read-around would mostly read what nobody asks for (docs/strategies.md).
+ * read-around would mostly read what nobody asks for, and ND_IO_NOREUSE for
+ * those read per hit (.fdt, .tvd) (docs/strategies.md).
  */
 ND_EXTERN int32_t nd_policy_input(nd_handle dir, const char *name, int32_t use, int64_t merge_bytes,
                                   int64_t min_direct);

@@ -211,9 +211,19 @@ ND_HOT int32_t nd__file_read(nd_file *f, int64_t off, void *dst, size_t len)
             return rc;
         if (got != len)
             return nd__file_shrank(f, off, (int64_t)len, got);
-        if (f->strategy == ND_STRATEGY_DROP_BEHIND)
-            nd__os_advise(f->fd, off, (int64_t)len, ND_ADVICE_DONTNEED);
+        nd__file_after_read(f, off, len);
         return ND_OK;
+    }
+}
+
+void nd__file_after_read(nd_file *f, int64_t off, size_t len)
+{
+    if (f->strategy == ND_STRATEGY_DROP_BEHIND) {
+        nd__os_advise(f->fd, off, (int64_t)len, ND_ADVICE_DONTNEED);
+    } else if (f->noreuse && len > 0 && nd__memory_tight()) {
+        /* 4 KiB: every page size is a multiple, and the kernel widens to its own */
+        int64_t from = off & ~(int64_t)4095, to = (off + (int64_t)len + 4095) & ~(int64_t)4095;
+        nd__os_advise(f->fd, from, to - from, ND_ADVICE_DONTNEED);
     }
 }
 
@@ -238,6 +248,7 @@ int32_t nd__file_open(nd_dir *d, const char *name, uint32_t flags, nd_file **out
     f->fd = ND_OS_FILE_INVALID;
     atomic_init(&f->refs, 1);
     atomic_init(&f->users, 0);
+    f->noreuse = (flags & ND_IO_NOREUSE) != 0;
     int want_direct = (flags & ND_IO_MERGE) && !(flags & ND_IO_MMAP);
     int32_t rc = ND_E_NOT_SUPPORTED;
     if (want_direct) {

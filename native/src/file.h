@@ -33,6 +33,7 @@ typedef struct {
     uint8_t *map;
     void *map_token;
     nd_ahead_mode ahead;
+    int noreuse;         /* ND_IO_NOREUSE: positional reads drop behind while the cache thrashes */
     uint32_t align;      /* direct I/O alignment */
     nd_mutex *bounce_mu; /* direct: serialises positional reads through bounce */
     uint8_t *bounce;
@@ -104,6 +105,12 @@ static inline int nd__file_maps_now(const nd_file *f)
  * file while the cache thrashes), or direct reads through the bounce buffer
  * where the caller's memory or range is unaligned. */
 int32_t nd__file_read(nd_file *f, int64_t off, void *dst, size_t len);
+
+/* After a positional read of [off, off+len) (`len` bytes arrived): a
+ * drop-behind file drops what it read, and so does an ND_IO_NOREUSE file
+ * while the page cache thrashes, by whole pages (a read that ends inside a page
+ * brought all of it in, and the kernel drops only whole pages). */
+void nd__file_after_read(nd_file *f, int64_t off, size_t len);
 
 /* Records that the file holds `got` of `want` bytes at `off`: it shrank
  * after open (ND_E_IO). */

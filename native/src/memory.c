@@ -24,6 +24,13 @@
  * SAMPLE_NS by whichever thread asks, so asking costs a clock read and a load;
  * with hysteresis, so that a level where positional reads thrash less than
  * the mapping did does not flip back and forth.
+ *
+ * Calm alone does not bring the mapping back. Positional reads can be calm at
+ * a level where the mapping thrashed (they bring in only what is asked, and
+ * inputs opened ND_IO_NOREUSE keep nothing), so the mapping comes back only
+ * once the page cache may hold more than it could when the mapping thrashed
+ * (the limit rose, or the process or its neighbours gave memory back), or
+ * after RETRY_NS in case what is read has changed.
  */
 #include "internal.h"
 
@@ -41,6 +48,12 @@
  * best through the mapping), of one ten times the cache 0.7. */
 #define CALM_TURNOVER 0.2
 #define CALM_NS ((int64_t)2 * 1000 * 1000 * 1000)
+/* ...once the cache may hold this much more than when the mapping thrashed,
+ * or this long after: a mapping that thrashes again costs about a second of
+ * slow reads, so at a level where it always does that is a few per cent of
+ * the time. */
+#define ROOM_GROWTH 1.25
+#define RETRY_NS ((int64_t)60 * 1000 * 1000 * 1000)
 
 static _Atomic int32_t forced = ND_MEMORY_AUTO;
 static _Atomic int32_t tight;
@@ -55,7 +68,24 @@ static struct {
     int64_t at, calm_since;
     uint64_t refaults, major_faults; /* at `at` */
     int valid, hot;                  /* hot: samples in a row above TIGHT_TURNOVER */
+    int64_t tight_since, room_then;  /* when the mapping last thrashed, and the room then */
 } last;
+
+/* The most page cache the process may hold: its limit less the memory it
+ * uses for anything else; -1 without a limit (the test for calm then needs
+ * no more room). */
+static int64_t room(const nd_os_memory *m)
+{
+    return m->limit > 0 ? m->limit - (m->used - (int64_t)m->cache_bytes) : -1;
+}
+
+/* Whether the mapping may come back (see the top of the file). */
+static int room_grew(const nd_os_memory *m, int64_t now)
+{
+    int64_t r = room(m);
+    return r < 0 || last.room_then < 0 || (double)r >= ROOM_GROWTH * (double)last.room_then ||
+           now - last.tight_since >= RETRY_NS;
+}
 
 static void sample(int64_t now)
 {
@@ -74,12 +104,14 @@ static void sample(int64_t now)
             if (last.hot >= TIGHT_SAMPLES) {
                 atomic_store_explicit(&tight, 1, memory_order_relaxed);
                 last.calm_since = 0;
+                last.tight_since = now;
+                last.room_then = room(&m);
             }
         } else if (turnover >= CALM_TURNOVER) {
             last.calm_since = 0;
         } else if (last.calm_since == 0) {
             last.calm_since = now;
-        } else if (now - last.calm_since >= CALM_NS) {
+        } else if (now - last.calm_since >= CALM_NS && room_grew(&m, now)) {
             atomic_store_explicit(&tight, 0, memory_order_relaxed);
         }
     }

@@ -14,12 +14,19 @@
  * index is larger than memory, evict the ones that were (docs/strategies.md).
  * Postings (.doc, .pos, .pay) are read forward from a term's start, and the
  * rest is read whole at open (term index, norms, field infos, live docs). */
-static const char *const random_extensions[] = {
-    "tim", /* BlockTree terms dictionary: a block per term looked up */
-    "fdt", /* compressed stored fields: a chunk per hit */
-    "tvd", /* term vectors: a chunk per document asked for */
-    "dvd", /* doc values: a value (or an ordinal and a term) per document */
-    "kdd", /* points (Lucene 6+): a leaf block per range visited */
+static const struct {
+    const char *ext;
+    uint32_t flags;
+} search_files[] = {
+    {"tim", ND_IO_RANDOM}, /* BlockTree terms dictionary: a block per term looked up */
+    /* The chunk of a hit's stored fields or term vectors, read for a results
+     * page, is seldom read again before a page cache that thrashes evicts it;
+     * caching it would evict the terms and postings every query reads
+     * (ND_IO_NOREUSE). Most of an index's bytes are stored fields. */
+    {"fdt", ND_IO_RANDOM | ND_IO_NOREUSE}, /* compressed stored fields: a chunk per hit */
+    {"tvd", ND_IO_RANDOM | ND_IO_NOREUSE}, /* term vectors: a chunk per document asked for */
+    {"dvd", ND_IO_RANDOM}, /* doc values: a value (or an ordinal and a term) per document */
+    {"kdd", ND_IO_RANDOM}, /* points (Lucene 6+): a leaf block per range visited */
 };
 
 /* The extension of a Lucene file name: what follows its last '.', if any. */
@@ -29,14 +36,14 @@ static const char *extension(const char *name)
     return dot == NULL ? "" : dot + 1;
 }
 
-static uint32_t search_advice(const char *name)
+static uint32_t search_flags(const char *name)
 {
     if (name == NULL)
         return 0;
     const char *ext = extension(name);
-    for (size_t i = 0; i < sizeof(random_extensions) / sizeof(random_extensions[0]); i++)
-        if (strcmp(ext, random_extensions[i]) == 0)
-            return ND_IO_RANDOM;
+    for (size_t i = 0; i < sizeof(search_files) / sizeof(search_files[0]); i++)
+        if (strcmp(ext, search_files[i].ext) == 0)
+            return search_files[i].flags;
     return 0;
 }
 
@@ -76,7 +83,7 @@ static int32_t nd_policy_input_impl(nd_handle dir, const char *name, int32_t use
         return (int32_t)ND_IO_MERGE;
     if (use == ND_USE_MERGE)
         return (int32_t)(ND_IO_MMAP | ND_IO_SEQUENTIAL);
-    return (int32_t)(ND_IO_MMAP | search_advice(name));
+    return (int32_t)(ND_IO_MMAP | search_flags(name));
 }
 
 static int32_t nd_policy_output_impl(nd_handle dir, const char *name, int32_t use,

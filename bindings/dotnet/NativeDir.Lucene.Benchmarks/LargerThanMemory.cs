@@ -64,6 +64,8 @@ namespace NativeDir.Lucene.Benchmarks
             NativeDirPositionalNormal,
             NativeDirPositional4K,
             NativeDirPositional1K,
+            NativeDirPositional16K,
+            NativeDirPositional64K,
         }
 
         /// <summary>The memory mode a variant forces while its cell runs (null: the default's).</summary>
@@ -71,7 +73,8 @@ namespace NativeDir.Lucene.Benchmarks
         {
             Kind.NativeDirMapped => MemoryMode.Mapped,
             Kind.NativeDirPositional or Kind.NativeDirPositionalRandom or Kind.NativeDirPositionalNormal
-                or Kind.NativeDirPositional4K or Kind.NativeDirPositional1K => MemoryMode.Positional,
+                or Kind.NativeDirPositional4K or Kind.NativeDirPositional1K
+                or Kind.NativeDirPositional16K or Kind.NativeDirPositional64K => MemoryMode.Positional,
             _ => null,
         };
 
@@ -109,6 +112,8 @@ namespace NativeDir.Lucene.Benchmarks
             Kind.NativeDirPositionalNormal => new NativeFSDirectory(path, null, new NoAdvice()),
             Kind.NativeDirPositional4K => new NativeFSDirectory(path, null, new Buffers(4096)),
             Kind.NativeDirPositional1K => new NativeFSDirectory(path, null, new Buffers(1024)),
+            Kind.NativeDirPositional16K => new NativeFSDirectory(path, null, new Buffers(16384)),
+            Kind.NativeDirPositional64K => new NativeFSDirectory(path, null, new Buffers(65536)),
             _ => throw new ArgumentOutOfRangeException(nameof(k)),
         };
 
@@ -532,6 +537,9 @@ namespace NativeDir.Lucene.Benchmarks
                 cell["majfaults_per_s"] = Math.Round((c1.MajFaults - c0.MajFaults) / d.Seconds, 1);
                 cell["pages_in_per_s"] = Math.Round((c1.PagesIn - c0.PagesIn) / d.Seconds, 1);
                 cell["device_mib_per_s"] = Math.Round((c1.ReadBytes - c0.ReadBytes) / d.Seconds / (1 << 20), 2);
+                // read system calls per query (the process's: positional reads of the index, and
+                // the runtime's own few)
+                cell["read_calls_per_query"] = d.Queries > 0 ? Math.Round((double)(c1.ReadCalls - c0.ReadCalls) / d.Queries, 1) : 0;
                 MemLimit.Stat after = MemLimit.Read();
                 cell["cgroup_file_bytes"] = after.File;
                 cell["cgroup_anon_bytes"] = after.Anon;
@@ -542,11 +550,11 @@ namespace NativeDir.Lucene.Benchmarks
 
         /// <summary>The cgroup's page-cache refaults, major faults and pages charged in, and the bytes
         /// this process read from the device (/proc/self/io), for a cell's window.</summary>
-        internal readonly record struct Counters(long Refaults, long MajFaults, long PagesIn, long ReadBytes)
+        internal readonly record struct Counters(long Refaults, long MajFaults, long PagesIn, long ReadBytes, long ReadCalls)
         {
             internal static Counters Read()
             {
-                long refaults = 0, maj = 0, pgin = 0, rb = 0;
+                long refaults = 0, maj = 0, pgin = 0, rb = 0, rc = 0;
                 string cg = Environment.GetEnvironmentVariable("ND_MEMLIMIT_CGROUP");
                 try
                 {
@@ -566,11 +574,13 @@ namespace NativeDir.Lucene.Benchmarks
                     foreach (string line in File.ReadLines("/proc/self/io"))
                         if (line.StartsWith("read_bytes:", StringComparison.Ordinal))
                             rb = long.Parse(line.Substring(11).Trim(), CultureInfo.InvariantCulture);
+                        else if (line.StartsWith("syscr:", StringComparison.Ordinal))
+                            rc = long.Parse(line.Substring(6).Trim(), CultureInfo.InvariantCulture);
                 }
                 catch (IOException)
                 {
                 }
-                return new Counters(refaults, maj, pgin, rb);
+                return new Counters(refaults, maj, pgin, rb, rc);
             }
         }
 

@@ -30,12 +30,13 @@ namespace NativeDir.Lucene.Tests
 
         public static IEnumerable<object[]> Table() => new[]
         {
-            // searches: random for the files read a small block per term or per hit
+            // searches: random for the files read a small block per term or per hit, and no
+            // reuse for those read per hit
             new object[] { "_0.tim", "read", M | IoOptions.Random },
-            new object[] { "_0.fdt", "read", M | IoOptions.Random },
-            new object[] { "_0.tvd", "read", M | IoOptions.Random },
+            new object[] { "_0.fdt", "read", M | IoOptions.Random | IoOptions.NoReuse },
+            new object[] { "_0.tvd", "read", M | IoOptions.Random | IoOptions.NoReuse },
             new object[] { "_0_Lucene45_0.dvd", "read", M | IoOptions.Random },
-            new object[] { "_0.fdt", "default", M | IoOptions.Random },
+            new object[] { "_0.fdt", "default", M | IoOptions.Random | IoOptions.NoReuse },
             // searches: the OS's read-ahead for postings (read forward) and files read whole
             new object[] { "_0_Lucene41_0.doc", "read", M },
             new object[] { "_0_Lucene41_0.pos", "read", M },

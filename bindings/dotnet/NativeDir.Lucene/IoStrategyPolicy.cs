@@ -84,7 +84,10 @@ namespace NativeDir.Lucene
         /// README.md, "Read advice per file"). <see cref="IoOptions.None"/> (the OS's normal
         /// read-ahead) for everything else: postings (<c>.doc</c>, <c>.pos</c>, <c>.pay</c>) are
         /// read forward from a term's start, and the rest is read whole at open (term index,
-        /// stored-field and term-vector indexes, norms, field infos, live docs).</summary>
+        /// stored-field and term-vector indexes, norms, field infos, live docs). Stored fields and
+        /// term vectors also get <see cref="IoOptions.NoReuse"/>: a hit's chunk, read for a results
+        /// page, is not kept while the page cache thrashes, so that it does not evict the terms
+        /// and postings every query reads.</summary>
         public virtual IoOptions AdviceFor(string name)
         {
             IoOptions flags;
@@ -96,7 +99,7 @@ namespace NativeDir.Lucene
             {
                 return IoOptions.None; // no file's name (a slice's description): no advice of its own
             }
-            return flags & (IoOptions.Random | IoOptions.Sequential);
+            return flags & (IoOptions.Random | IoOptions.Sequential | IoOptions.NoReuse);
         }
 
         /// <summary>The managed buffer of an input that is not mapped (and of each of its clones);

@@ -26,6 +26,10 @@ namespace NativeDir
         RequireDirect = Native.ND_IO_REQUIRE_DIRECT,
         /// <summary>Creating an output replaces an existing file instead of failing.</summary>
         Overwrite = Native.ND_IO_OVERWRITE,
+        /// <summary>Each read is of bytes not read again soon (a search's stored fields, per hit):
+        /// while the page cache thrashes (<see cref="IoPolicy.MemoryMode"/>), the input's reads
+        /// leave none of its pages cached, so they do not evict the pages that are read again.</summary>
+        NoReuse = Native.ND_IO_NOREUSE,
     }
 
     /// <summary>What an input or output actually does (it may differ from what was asked).</summary>

@@ -21,7 +21,12 @@ public enum IOFlag {
   /** Fail instead of falling back when direct I/O is refused. */
   REQUIRE_DIRECT,
   /** createOutput replaces an existing file instead of failing. */
-  OVERWRITE;
+  OVERWRITE,
+  /**
+   * Each read is of bytes not read again soon (a search's stored fields, per hit): while the page
+   * cache thrashes, the input's positional reads leave none of its pages cached.
+   */
+  NOREUSE;
 
   long bits() {
     switch (this) {
@@ -32,6 +37,7 @@ public enum IOFlag {
       case PRELOAD: return nativedirConstants.ND_IO_PRELOAD;
       case REQUIRE_DIRECT: return nativedirConstants.ND_IO_REQUIRE_DIRECT;
       case OVERWRITE: return nativedirConstants.ND_IO_OVERWRITE;
+      case NOREUSE: return nativedirConstants.ND_IO_NOREUSE;
       default: throw new AssertionError(this);
     }
   }
