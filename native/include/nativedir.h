@@ -175,12 +175,12 @@ ND_EXTERN int32_t nd_lock(nd_handle dir, const char *name, nd_handle *out_lock);
 #define ND_IO_PRELOAD 16u        /* fault the mapping in / read ahead at open          */
 #define ND_IO_REQUIRE_DIRECT 32u /* ND_E_NOT_SUPPORTED instead of a silent fallback     */
 #define ND_IO_OVERWRITE 64u      /* nd_create_output replaces an existing file         */
-#define ND_IO_NOREUSE                                                                              \
-  128u /* each read is of bytes not read again soon (a search's
-                                    stored fields, per hit): while the page cache
-                                    thrashes (nd_memory_mode), reads of the input leave
-                                    none of its pages cached, so they do not evict the
-                                    pages that are read again                          */
+/* Each read of the input is of a block not read again soon (a search's stored
+ * fields, per hit). While the page cache thrashes (nd_memory_mode) its reads leave
+ * none of its pages cached, and unless memory has room to spare nd_input_prefetch
+ * skips it, so that it does not evict the pages that are read again; its buffer
+ * holds a whole block (16 KiB), read in one call. */
+#define ND_IO_NOREUSE 128u
 
 /** What an input or output actually does, as reported by nd_input_strategy/nd_output_strategy. */
 enum {

@@ -68,13 +68,13 @@ static size_t buffer_cap(const nd_input *in)
     if (f->strategy == ND_STRATEGY_DIRECT)
         return nd__direct_size(ND_BUF_DIRECT,
                                f->align); /* whole aligned units, the last past EOF */
-    if (f->strategy == ND_STRATEGY_MAPPED)
-        /* read through only while the cache thrashes: a read brings in what is asked,
-           and a clone's buffer is taken from that same cache. A file read per hit
-           (ND_IO_NOREUSE, its pages dropped) is read a block at a time: a stored-fields
-           chunk in one device read, not one per 4 KiB refill (1.1x the searches a
-           second at 10% and 5% of the index in cache, docs/strategies.md) */
-        cap = f->noreuse ? BUF_DEFAULT : BUF_RANDOM;
+    if (f->noreuse)
+        cap = BUF_DEFAULT; /* a block read whole once per use (a stored-fields chunk per hit):
+                              one device read, not one per 4 KiB refill (1.1x the searches a
+                              second at 10% and 5% of the index in cache, docs/strategies.md) */
+    else if (f->strategy == ND_STRATEGY_MAPPED)
+        cap = BUF_RANDOM; /* read through only while the cache thrashes: a read brings in what
+                             is asked, and a clone's buffer is taken from that same cache */
     else if (in->flags & (ND_IO_SEQUENTIAL | ND_IO_MERGE))
         cap = BUF_SEQUENTIAL;
     else if (in->flags & ND_IO_RANDOM)

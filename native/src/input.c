@@ -140,6 +140,7 @@ int32_t nd__input_view(nd_handle h, int64_t off, int64_t len, nd_input_view *out
     out->start = in->start;
     out->length = in->length;
     out->hits = &f->prefetch_hits;
+    out->noreuse = f->noreuse;
     return ND_OK;
 }
 

@@ -138,6 +138,10 @@ int nd__handle_unpin(nd_handle h);
  * thrashes, or nd_memory_mode says so), else 0. Costs a clock read and a load;
  * samples the OS's statistics at most every 250 ms. */
 int nd__memory_tight(void);
+/* 1 while the memory the process uses is well below what it may use (its
+ * limit, or the machine's) as last sampled, or has no limit, whatever
+ * nd_memory_mode says; else 0. */
+int nd__memory_roomy(void);
 
 /* ---- large I/O buffers (buffers.c) ---------------------------------------------- */
 
@@ -197,6 +201,7 @@ typedef struct {
     uint8_t *map;          /* the whole file's mapping, or NULL */
     int64_t start, length; /* the input's range, in file offsets */
     _Atomic uint32_t *hits;
+    int noreuse; /* opened ND_IO_NOREUSE */
 } nd_input_view;
 /* ...after the same range check every read of [off, off+len) gets (0, 0: none) */
 int32_t nd__input_view(nd_handle h, int64_t off, int64_t len, nd_input_view *out);

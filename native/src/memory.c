@@ -57,11 +57,18 @@
 
 static _Atomic int32_t forced = ND_MEMORY_AUTO;
 static _Atomic int32_t tight;
+static _Atomic int32_t roomy = 1;
 static _Atomic int64_t next_sample_ns;
 static nd_mutex *_Atomic sampler; /* held while a sample runs (a slow one may meet the next) */
 
 /* Memory in use at or above this share of its limit is full. */
 #define FULL 0.95
+/* ...and below this one it has room to spare: for the bytes around a block
+ * that a prefetch brings in with it. With the index four times its cache,
+ * Lucene.NET's stored-field chunks prefetched into a full cache crowded out
+ * the pages searches read again (0.6x the searches a second); prefetched only
+ * below this, they sped the cold cache of every level up. */
+#define ROOMY 0.7
 
 /* The sampler's own state, under `sampler`. */
 static struct {
@@ -94,10 +101,13 @@ static void sample(int64_t now)
         atomic_store_explicit(&tight, 0, memory_order_relaxed); /* no signal: mapped */
         return;
     }
+    int is_full = m.limit > 0 && (double)m.used >= FULL * (double)m.limit;
+    atomic_store_explicit(&roomy, m.limit <= 0 || (double)m.used < ROOMY * (double)m.limit,
+                          memory_order_relaxed);
     if (last.valid && now > last.at && m.cache_bytes > 0) {
         double per_byte = 4096.0 * 1e9 / (double)(now - last.at) / (double)m.cache_bytes;
         double turnover = (double)(m.refaults - last.refaults) * per_byte;
-        if (m.limit > 0 && (double)m.used >= FULL * (double)m.limit)
+        if (is_full)
             turnover += (double)(m.major_faults - last.major_faults) * per_byte;
         last.hot = turnover > TIGHT_TURNOVER ? last.hot + 1 : 0;
         if (!atomic_load_explicit(&tight, memory_order_relaxed)) {
@@ -121,11 +131,9 @@ static void sample(int64_t now)
     last.valid = 1;
 }
 
-int nd__memory_tight(void)
+/* Samples if one is due (by whichever thread gets there first). */
+static void maybe_sample(void)
 {
-    int32_t mode = atomic_load_explicit(&forced, memory_order_relaxed);
-    if (mode != ND_MEMORY_AUTO)
-        return mode == ND_MEMORY_POSITIONAL;
     int64_t now = nd__os_clock_ns();
     int64_t due = atomic_load_explicit(&next_sample_ns, memory_order_relaxed);
     if (ND_UNLIKELY(now >= due) &&
@@ -138,7 +146,21 @@ int nd__memory_tight(void)
             nd__mutex_unlock(m);
         }
     }
+}
+
+int nd__memory_tight(void)
+{
+    int32_t mode = atomic_load_explicit(&forced, memory_order_relaxed);
+    if (mode != ND_MEMORY_AUTO)
+        return mode == ND_MEMORY_POSITIONAL;
+    maybe_sample();
     return atomic_load_explicit(&tight, memory_order_relaxed);
+}
+
+int nd__memory_roomy(void)
+{
+    maybe_sample();
+    return atomic_load_explicit(&roomy, memory_order_relaxed);
 }
 
 static int32_t nd_memory_mode_impl(int32_t mode)

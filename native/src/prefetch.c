@@ -29,7 +29,10 @@ static int32_t prefetch_impl(nd_handle input, int64_t offset, int64_t len)
     int32_t rc = nd__input_view(input, offset, len, &v);
     if (ND_UNLIKELY(rc != ND_OK))
         return rc;
-    if (len > 0 && v.strategy != ND_STRATEGY_DIRECT) {
+    /* a block read once per use, and the bytes around it, prefetched into a
+     * cache without room to spare would evict pages that are read again: it is
+     * read when asked for, and no sooner */
+    if (len > 0 && v.strategy != ND_STRATEGY_DIRECT && (!v.noreuse || nd__memory_roomy())) {
         /* racing callers may lose an increment or a reset: the count is a
          * heuristic, and plain loads and stores keep it off the bus lock */
         uint32_t run = atomic_load_explicit(v.hits, memory_order_relaxed);

@@ -323,7 +323,7 @@ namespace NativeDir.Lucene
             }
             try
             {
-                return new SharedFile(input, (flags & IoOptions.Mapped) != 0);
+                return new SharedFile(input, (flags & IoOptions.Mapped) != 0, (flags & IoOptions.NoReuse) != 0);
             }
             catch
             {

@@ -144,6 +144,8 @@ namespace NativeDir.Lucene
                 _winStart = pos;
                 if (_file.Base != null && _file.MappedNow())
                 {
+                    if (_file.NoReuse)
+                        _file.Input.Prefetch(_offset + pos, Math.Min(_file.BufferSize, _length - pos));
                     long end = Math.Min(_length, pos + MappedWindow);
                     _win = _cur = _file.Base + _offset + pos;
                     _end = _win + (end - pos);

@@ -33,12 +33,13 @@ namespace NativeDir.Lucene
         private readonly NativeInput _input;
         private int _owners = 1;
 
-        internal SharedFile(NativeInput input, bool wantMapped)
+        internal SharedFile(NativeInput input, bool wantMapped, bool noReuse = false)
         {
             _input = input;
             Name = input.Name;
             Length = input.Length;
             BufferSize = input.BufferSize;
+            NoReuse = noReuse;
             // the window stays pinned: the mapping's addresses outlive the close (see above)
             if (wantMapped && Length > 0 && input.Strategy == IoStrategy.Mapped)
                 Base = (byte*)System.Runtime.CompilerServices.Unsafe.AsPointer(
@@ -46,6 +47,12 @@ namespace NativeDir.Lucene
         }
 
         internal string Name { get; }
+
+        /// <summary>Opened <see cref="IoOptions.NoReuse"/>: each read is a block read once per use
+        /// (a stored-fields chunk per hit), so a window into its mapping first prefetches the
+        /// block (<see cref="BufferSize"/>), which a mapping with random advice would otherwise
+        /// fault in a page at a time, one device read after another.</summary>
+        internal bool NoReuse { get; }
 
         internal long Length { get; }
 
