@@ -227,6 +227,51 @@ static double read_until(nd_handle in, int64_t len, int32_t want, double limit, 
     return -1;
 }
 
+/* With the memory at its limit, a prefetch of a block read once per use
+ * (ND_IO_NOREUSE, `once`) brings nothing in: the bytes around it would crowd
+ * out pages read again. The control: the same prefetch through an input
+ * without the flag brings the range in. 1 if so, else 0 (printed). */
+static int prefetch_waits_for_room(const char *dir_path, nd_handle dir, nd_handle once)
+{
+    char path[TST_PATH_MAX];
+    tst_join(path, sizeof path, dir_path, "fresh");
+    enum { AT = 8 << 20, LEN = 64 << 10 };
+    tst_drop_cache(dir_path, "fresh");
+    if (nd_input_prefetch(once, AT, LEN) != ND_OK) {
+        fprintf(stderr, "test_memory: prefetch: %s\n", nd_last_error_message());
+        return 0;
+    }
+    struct timespec pause = {0, 300 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    int in = cached_pages(path, AT, LEN);
+    if (in != 0) {
+        fprintf(stderr,
+                "test_memory: with memory at its limit, a prefetch of a file read once "
+                "per use brought %d of its pages in\n",
+                in);
+        return 0;
+    }
+    nd_handle plain;
+    if (nd_open_input(dir, "fresh", ND_IO_MMAP | ND_IO_RANDOM, &plain) != ND_OK ||
+        nd_input_prefetch(plain, AT, LEN) != ND_OK) {
+        fprintf(stderr, "test_memory: control: %s\n", nd_last_error_message());
+        return 0;
+    }
+    for (int i = 0; i < 40 && (in = cached_pages(path, AT, LEN)) < LEN / 4096; i++)
+        nanosleep(&pause, NULL);
+    nd_close(plain);
+    if (in < LEN / 4096) {
+        fprintf(stderr,
+                "test_memory: control: a prefetch without the flag brought %d of %d "
+                "pages in\n",
+                in, LEN / 4096);
+        return 0;
+    }
+    fprintf(stderr, "test_memory: at the limit, a prefetch of a file read once per use waits "
+                    "(the control's brings its pages in)\n");
+    return 1;
+}
+
 typedef struct {
     const char *dir;
     ndml_cgroup first, cg; /* made and removed by the parent: a cgroup a process is in stays */
@@ -239,9 +284,10 @@ typedef struct {
  * process moves to the second, as a supervisor may move a running server, and
  * that one gets a limit of an eighth of the file: the reads turn positional
  * within a few samples, so the library follows the process to the cgroup it
- * is in now (the first one's counters never see this thrashing). Reads that
- * keep nothing (ND_IO_NOREUSE) are then calm but stay positional, the limit
- * being what it was when the mapping thrashed; with the limit lifted and the
+ * is in now (the first one's counters never see this thrashing). A prefetch
+ * of a file read once per use then waits for room; reads that keep nothing
+ * (ND_IO_NOREUSE) are calm, and the mapping comes back after the calm period,
+ * which doubles once it thrashes again at once; with the limit lifted and the
  * file read once whole, reads go back to the mapping after the calm period. Exit codes: 0 ok, else a failure the child prints. */
 static int thrash_then_calm(void *arg)
 {
@@ -310,11 +356,12 @@ static int thrash_then_calm(void *arg)
         goto out;
     }
     fprintf(stderr, "test_memory: thrashing: positional reads after %.2f s\n", t);
-    /* Reads that keep nothing (ND_IO_NOREUSE) are calm at once, at the level
-     * where the mapping thrashed; with no more room for the cache than then,
-     * that is no reason to go back to the mapping (it would thrash again).
-     * A file of its own, that no eviction has left shadows of: its reads are no
-     * refaults, so the turnover is calm at once. */
+    /* Reads that keep nothing (ND_IO_NOREUSE) are calm at once at the level
+     * where the mapping thrashed (a file of its own, that no eviction has left
+     * shadows of: its reads are no refaults). A first thrash may have passed
+     * (a merge's): after 2 s of calm the mapping comes back. When it thrashes
+     * again at once, the calm it needs doubles: those reads stay positional
+     * for 3 s, and then the mapping comes back (within 8 s). */
     nd_handle once;
     int64_t once_len;
     if (nd_open_input(dir, "fresh", ND_IO_MMAP | ND_IO_RANDOM | ND_IO_NOREUSE, &once) != ND_OK) {
@@ -322,27 +369,44 @@ static int thrash_then_calm(void *arg)
         goto out;
     }
     nd_input_length(once, &once_len);
-    t = read_until(once, once_len, 1, 5, &x);
+    if (!prefetch_waits_for_room(ctx->dir, dir, once)) {
+        nd_close(once);
+        goto out;
+    }
+    double t_first = read_until(once, once_len, 1, 5, &x);
+    double again = t_first < 0 ? -1 : read_until(in, len, 0, 10, &x);
+    double t_held = again < 0 ? -1 : read_until(once, once_len, 1, 3, &x);
+    double back = t_held != -1 ? -1 : read_until(once, once_len, 1, 5, &x);
     nd_close(once);
-    if (t != -1) {
+    if (t_first < 0 || again < 0 || t_held != -1 || back < 0) {
         fprintf(stderr,
-                "test_memory: reads that keep nothing went back to the mapping after %.2f s, "
-                "with the same limit and memory as when it thrashed\n",
-                t);
+                "test_memory: calm reads that keep nothing: back to the mapping after %.2f s "
+                "(want < 5), thrashing again after %.2f s (want < 10), then %.2f (want -1: "
+                "not in 3 s) and %.2f s more (want < 5)\n",
+                t_first, again, t_held, back);
         goto out;
     }
     fprintf(stderr,
-            "test_memory: 5 s of calm positional reads at the same limit stayed positional\n");
+            "test_memory: calm reads that keep nothing: the mapping back after %.2f s; "
+            "thrashing again after %.2f s, then back only after 3 + %.2f s\n",
+            t_first, again, back);
+    /* Thrashing a third time at once, the mapping needs 8 s of calm at this
+     * limit; with the limit lifted and the file read once whole, it comes back
+     * after the 2 s of calm any cache needs. */
+    if (read_until(in, len, 0, 10, &x) < 0) {
+        fprintf(stderr, "test_memory: the mapping did not thrash a third time in 10 s\n");
+        goto out;
+    }
     if (ndml_set_limit(cg, -1) != 0)
         goto out;
     uint8_t *all = malloc(1 << 20);
     for (int64_t at = 0; all != NULL && at < len; at += 1 << 20)
         nd_read_bytes(in, at, all, (1 << 20) < len - at ? (1 << 20) : len - at);
     free(all);
-    t = read_until(in, len, 1, 10, &x);
+    t = read_until(in, len, 1, 6, &x);
     if (t < 0) {
         fprintf(stderr, "test_memory: with the file cached and no limit, the reads did not go "
-                        "back to the mapping in 10 s\n");
+                        "back to the mapping in 6 s\n");
         goto out;
     }
     fprintf(stderr, "test_memory: calm: mapped reads again after %.2f s\n", t);

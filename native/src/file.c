@@ -159,7 +159,7 @@ ND_HOT int32_t nd__file_read(nd_file *f, int64_t off, void *dst, size_t len)
     int32_t rc;
     switch (f->strategy) {
     case ND_STRATEGY_MAPPED:
-        if (nd__memory_tight())
+        if (!nd__memory_maps())
             goto positional;
         if (f->ahead == ND_AHEAD_ALWAYS)
             populate_ahead(f, off, (int64_t)len);

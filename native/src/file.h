@@ -97,7 +97,7 @@ void nd__file_release(nd_file *f);
  * descriptor for the reads that do not. */
 static inline int nd__file_maps_now(const nd_file *f)
 {
-    return f->strategy == ND_STRATEGY_MAPPED && !nd__memory_tight();
+    return f->strategy == ND_STRATEGY_MAPPED && nd__memory_maps();
 }
 
 /* Exact read of [off, off+len) of the file by its strategy (the caller

@@ -138,6 +138,9 @@ int nd__handle_unpin(nd_handle h);
  * thrashes, or nd_memory_mode says so), else 0. Costs a clock read and a load;
  * samples the OS's statistics at most every 250 ms. */
 int nd__memory_tight(void);
+/* !nd__memory_tight(), for a read about to go through a mapping: also notes
+ * that mappings are being read (whether a thrashing cache is theirs). */
+int nd__memory_maps(void);
 /* 1 while the memory the process uses is well below what it may use (its
  * limit, or the machine's) as last sampled, or has no limit, whatever
  * nd_memory_mode says; else 0. */

@@ -25,12 +25,17 @@
  * with hysteresis, so that a level where positional reads thrash less than
  * the mapping did does not flip back and forth.
  *
- * Calm alone does not bring the mapping back. Positional reads can be calm at
- * a level where the mapping thrashed (they bring in only what is asked, and
- * inputs opened ND_IO_NOREUSE keep nothing), so the mapping comes back only
- * once the page cache may hold more than it could when the mapping thrashed
- * (the limit rose, or the process or its neighbours gave memory back), or
- * after RETRY_NS in case what is read has changed.
+ * Calm alone does not always bring the mapping back. Positional reads can be
+ * calm at a level where the mapping thrashes (they bring in only what is
+ * asked, and inputs opened ND_IO_NOREUSE keep nothing). So when the cache
+ * thrashed while this library's mappings were read, the mapping comes back
+ * at once if the cache may now hold ROOM_GROWTH times what it could then (the
+ * limit rose, the process or its neighbours gave memory back), and otherwise
+ * after a calm period that starts at CALM_NS (a thrash that passed, such as a
+ * merge's) and doubles, up to RETRY_MAX_NS, each time the mapping thrashes
+ * again within PROBE_NS of coming back (a level where it always does). A
+ * cache that thrashed while no mapping was read (other readers in the process
+ * or its cgroup) asks only for CALM_NS of calm.
  */
 #include "internal.h"
 
@@ -48,16 +53,18 @@
  * best through the mapping), of one ten times the cache 0.7. */
 #define CALM_TURNOVER 0.2
 #define CALM_NS ((int64_t)2 * 1000 * 1000 * 1000)
-/* ...once the cache may hold this much more than when the mapping thrashed,
- * or this long after: a mapping that thrashes again costs about a second of
- * slow reads, so at a level where it always does that is a few per cent of
- * the time. */
-#define ROOM_GROWTH 1.25
-#define RETRY_NS ((int64_t)60 * 1000 * 1000 * 1000)
+/* ...see the top of the file: at 10% of the index in cache, Lucene.NET's
+ * positional reads are calm and the mapping thrashes every time it comes
+ * back, at a second of slow searches each; the limit rising to 100% gives 10
+ * times the room, and a process's own heap moves it by up to 1.8 times. */
+#define ROOM_GROWTH 2.0
+#define PROBE_NS ((int64_t)10 * 1000 * 1000 * 1000)
+#define RETRY_MAX_NS ((int64_t)60 * 1000 * 1000 * 1000)
 
 static _Atomic int32_t forced = ND_MEMORY_AUTO;
 static _Atomic int32_t tight;
 static _Atomic int32_t roomy = 1;
+static _Atomic int32_t mapped_reads; /* a read went through a mapping since the last sample */
 static _Atomic int64_t next_sample_ns;
 static nd_mutex *_Atomic sampler; /* held while a sample runs (a slow one may meet the next) */
 
@@ -75,8 +82,10 @@ static struct {
     int64_t at, calm_since;
     uint64_t refaults, major_faults; /* at `at` */
     int valid, hot;                  /* hot: samples in a row above TIGHT_TURNOVER */
-    int64_t tight_since, room_then;  /* when the mapping last thrashed, and the room then */
-} last;
+    int64_t room_then;               /* room() when the mapping last thrashed, or -1 */
+    int64_t mapped_since;            /* when the mapping last came back */
+    int64_t calm_needed;             /* the calm period before it comes back */
+} last = {.calm_needed = CALM_NS};
 
 /* The most page cache the process may hold: its limit less the memory it
  * uses for anything else; -1 without a limit (the test for calm then needs
@@ -86,12 +95,13 @@ static int64_t room(const nd_os_memory *m)
     return m->limit > 0 ? m->limit - (m->used - (int64_t)m->cache_bytes) : -1;
 }
 
-/* Whether the mapping may come back (see the top of the file). */
-static int room_grew(const nd_os_memory *m, int64_t now)
+/* Whether the mapping may come back after `calm` ns of calm (the top of the file). */
+static int may_map(const nd_os_memory *m, int64_t calm)
 {
     int64_t r = room(m);
-    return r < 0 || last.room_then < 0 || (double)r >= ROOM_GROWTH * (double)last.room_then ||
-           now - last.tight_since >= RETRY_NS;
+    if (last.room_then < 0 || r < 0)
+        return calm >= CALM_NS;
+    return (double)r >= ROOM_GROWTH * (double)last.room_then || calm >= last.calm_needed;
 }
 
 static void sample(int64_t now)
@@ -102,6 +112,7 @@ static void sample(int64_t now)
         return;
     }
     int is_full = m.limit > 0 && (double)m.used >= FULL * (double)m.limit;
+    int ours = atomic_exchange_explicit(&mapped_reads, 0, memory_order_relaxed);
     atomic_store_explicit(&roomy, m.limit <= 0 || (double)m.used < ROOMY * (double)m.limit,
                           memory_order_relaxed);
     if (last.valid && now > last.at && m.cache_bytes > 0) {
@@ -114,15 +125,22 @@ static void sample(int64_t now)
             if (last.hot >= TIGHT_SAMPLES) {
                 atomic_store_explicit(&tight, 1, memory_order_relaxed);
                 last.calm_since = 0;
-                last.tight_since = now;
-                last.room_then = room(&m);
+                if (ours && last.mapped_since != 0 && now - last.mapped_since < PROBE_NS)
+                    last.calm_needed =
+                        2 * last.calm_needed < RETRY_MAX_NS ? 2 * last.calm_needed : RETRY_MAX_NS;
+                else
+                    last.calm_needed = CALM_NS;
+                last.room_then = ours ? room(&m) : -1;
             }
         } else if (turnover >= CALM_TURNOVER) {
             last.calm_since = 0;
-        } else if (last.calm_since == 0) {
-            last.calm_since = now;
-        } else if (now - last.calm_since >= CALM_NS && room_grew(&m, now)) {
-            atomic_store_explicit(&tight, 0, memory_order_relaxed);
+        } else {
+            if (last.calm_since == 0)
+                last.calm_since = now;
+            if (may_map(&m, now - last.calm_since)) {
+                atomic_store_explicit(&tight, 0, memory_order_relaxed);
+                last.mapped_since = now;
+            }
         }
     }
     last.at = now;
@@ -155,6 +173,16 @@ int nd__memory_tight(void)
         return mode == ND_MEMORY_POSITIONAL;
     maybe_sample();
     return atomic_load_explicit(&tight, memory_order_relaxed);
+}
+
+int nd__memory_maps(void)
+{
+    if (nd__memory_tight())
+        return 0;
+    /* a load, and a store only the first time after each sample: the line stays shared */
+    if (!atomic_load_explicit(&mapped_reads, memory_order_relaxed))
+        atomic_store_explicit(&mapped_reads, 1, memory_order_relaxed);
+    return 1;
 }
 
 int nd__memory_roomy(void)
