@@ -286,9 +286,9 @@ typedef struct {
  * within a few samples, so the library follows the process to the cgroup it
  * is in now (the first one's counters never see this thrashing). A prefetch
  * of a file read once per use then waits for room; reads that keep nothing
- * (ND_IO_NOREUSE) are calm, and the mapping comes back after the calm period,
- * which doubles once it thrashes again at once; with the limit lifted and the
- * file read once whole, reads go back to the mapping after the calm period. Exit codes: 0 ok, else a failure the child prints. */
+ * (ND_IO_NOREUSE) are calm, yet stay positional, the thrash having been too
+ * fast to pass; with the limit lifted and the file read once whole, reads go
+ * back to the mapping after the calm period. Exit codes: 0 ok, else a failure the child prints. */
 static int thrash_then_calm(void *arg)
 {
     thrash_ctx *ctx = arg;
@@ -358,10 +358,9 @@ static int thrash_then_calm(void *arg)
     fprintf(stderr, "test_memory: thrashing: positional reads after %.2f s\n", t);
     /* Reads that keep nothing (ND_IO_NOREUSE) are calm at once at the level
      * where the mapping thrashed (a file of its own, that no eviction has left
-     * shadows of: its reads are no refaults). A first thrash may have passed
-     * (a merge's): after 2 s of calm the mapping comes back. When it thrashes
-     * again at once, the calm it needs doubles: those reads stay positional
-     * for 3 s, and then the mapping comes back (within 8 s). */
+     * shadows of: its reads are no refaults). A thrash as fast as this one
+     * (random reads of a file eight times the cache) does not pass: they stay
+     * positional past the 2 s of calm that would do after one that may. */
     nd_handle once;
     int64_t once_len;
     if (nd_open_input(dir, "fresh", ND_IO_MMAP | ND_IO_RANDOM | ND_IO_NOREUSE, &once) != ND_OK) {
@@ -373,30 +372,19 @@ static int thrash_then_calm(void *arg)
         nd_close(once);
         goto out;
     }
-    double t_first = read_until(once, once_len, 1, 5, &x);
-    double again = t_first < 0 ? -1 : read_until(in, len, 0, 10, &x);
-    double t_held = again < 0 ? -1 : read_until(once, once_len, 1, 3, &x);
-    double back = t_held != -1 ? -1 : read_until(once, once_len, 1, 5, &x);
+    t = read_until(once, once_len, 1, 4, &x);
     nd_close(once);
-    if (t_first < 0 || again < 0 || t_held != -1 || back < 0) {
+    if (t != -1) {
         fprintf(stderr,
-                "test_memory: calm reads that keep nothing: back to the mapping after %.2f s "
-                "(want < 5), thrashing again after %.2f s (want < 10), then %.2f (want -1: "
-                "not in 3 s) and %.2f s more (want < 5)\n",
-                t_first, again, t_held, back);
+                "test_memory: calm reads that keep nothing went back to the mapping after "
+                "%.2f s, at the limit where it thrashed\n",
+                t);
         goto out;
     }
-    fprintf(stderr,
-            "test_memory: calm reads that keep nothing: the mapping back after %.2f s; "
-            "thrashing again after %.2f s, then back only after 3 + %.2f s\n",
-            t_first, again, back);
-    /* Thrashing a third time at once, the mapping needs 8 s of calm at this
-     * limit; with the limit lifted and the file read once whole, it comes back
-     * after the 2 s of calm any cache needs. */
-    if (read_until(in, len, 0, 10, &x) < 0) {
-        fprintf(stderr, "test_memory: the mapping did not thrash a third time in 10 s\n");
-        goto out;
-    }
+    fprintf(stderr, "test_memory: 4 s of calm reads that keep nothing stayed positional\n");
+    /* With the limit lifted and the file read once whole, the mapping comes
+     * back after the 2 s of calm any cache needs, not the 16 s it would at
+     * the limit. */
     if (ndml_set_limit(cg, -1) != 0)
         goto out;
     uint8_t *all = malloc(1 << 20);

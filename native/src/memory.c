@@ -31,8 +31,8 @@
  * thrashed while this library's mappings were read, the mapping comes back
  * at once if the cache may now hold ROOM_GROWTH times what it could then (the
  * limit rose, the process or its neighbours gave memory back), and otherwise
- * after a calm period that starts at CALM_NS (a thrash that passed, such as a
- * merge's) and doubles, up to RETRY_MAX_NS, each time the mapping thrashes
+ * after a calm period that starts at CALM_NS (a thrash that passes, such as a
+ * merge's), or SEVERE_CALM_NS after a thrash too fast to pass, and doubles, up to RETRY_MAX_NS, each time the mapping thrashes
  * again within PROBE_NS of coming back (a level where it always does). A
  * cache that thrashed while no mapping was read (other readers in the process
  * or its cgroup) asks only for CALM_NS of calm.
@@ -59,6 +59,11 @@
  * times the room, and a process's own heap moves it by up to 1.8 times. */
 #define ROOM_GROWTH 2.0
 #define PROBE_NS ((int64_t)10 * 1000 * 1000 * 1000)
+/* A thrash this fast (mapped reads of an index ten times the cache turned
+ * over 2.7 of it a second, twenty times 17) is no passing one: the first calm
+ * period is then SEVERE_CALM_NS, not CALM_NS. */
+#define SEVERE_TURNOVER 2.0
+#define SEVERE_CALM_NS ((int64_t)16 * 1000 * 1000 * 1000)
 #define RETRY_MAX_NS ((int64_t)60 * 1000 * 1000 * 1000)
 
 static _Atomic int32_t forced = ND_MEMORY_AUTO;
@@ -82,6 +87,7 @@ static struct {
     int64_t at, calm_since;
     uint64_t refaults, major_faults; /* at `at` */
     int valid, hot;                  /* hot: samples in a row above TIGHT_TURNOVER */
+    double peak;                     /* the highest turnover of those samples */
     int64_t room_then;               /* room() when the mapping last thrashed, or -1 */
     int64_t mapped_since;            /* when the mapping last came back */
     int64_t calm_needed;             /* the calm period before it comes back */
@@ -121,6 +127,7 @@ static void sample(int64_t now)
         if (is_full)
             turnover += (double)(m.major_faults - last.major_faults) * per_byte;
         last.hot = turnover > TIGHT_TURNOVER ? last.hot + 1 : 0;
+        last.peak = last.hot == 0 ? 0 : turnover > last.peak ? turnover : last.peak;
         if (!atomic_load_explicit(&tight, memory_order_relaxed)) {
             if (last.hot >= TIGHT_SAMPLES) {
                 atomic_store_explicit(&tight, 1, memory_order_relaxed);
@@ -129,7 +136,7 @@ static void sample(int64_t now)
                     last.calm_needed =
                         2 * last.calm_needed < RETRY_MAX_NS ? 2 * last.calm_needed : RETRY_MAX_NS;
                 else
-                    last.calm_needed = CALM_NS;
+                    last.calm_needed = last.peak >= SEVERE_TURNOVER ? SEVERE_CALM_NS : CALM_NS;
                 last.room_then = ours ? room(&m) : -1;
             }
         } else if (turnover >= CALM_TURNOVER) {

@@ -716,10 +716,10 @@ public final class LuceneBench {
         b.reads(quick ? 3 : 11, quick ? 8 : 64, quick ? 20_000 : 200_000);
       }
       if (only == null || only.equals("Indexing")) {
-        b.indexing(corpus, quick ? 2 : 5, quick ? 4_000 : 40_000);
+        b.indexing(corpus, quick ? 2 : 3, quick ? 4_000 : 40_000);
       }
       if (only == null || only.equals("ParallelSearch")) {
-        b.parallelSearch(corpus, quick ? 2 : 5, quick ? 5_000 : 50_000, quick ? 1 : 3);
+        b.parallelSearch(corpus, quick ? 2 : 3, quick ? 5_000 : 50_000, quick ? 1 : 3);
       }
       if (only == null || only.equals("SearchLargerThanMemory")) {
         b.largerThanMemory(corpus, memlimit, cache != null ? cache : dir.resolve("ltm-cache-java"),
