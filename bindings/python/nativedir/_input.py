@@ -365,7 +365,8 @@ class Input(io.RawIOBase):
             return memoryview(b"")
         view_handle = self._new_handle(lib.nd_input_clone)
         ptr = ffi.new("const uint8_t **")
-        n = lib.nd_input_window(view_handle, 0, ptr)
+        # the whole mapping: a window (nd_input_window) stops at ND_MAPPED_WINDOW
+        n = lib.nd_input_map(view_handle, 0, ptr)
         if n < 0:
             exc = error(n)
             _close(view_handle)

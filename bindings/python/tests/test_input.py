@@ -216,6 +216,18 @@ def test_memoryview_of_mapped_input(nd: nativedir.Directory, data_file: str,
             view[0] = 1
 
 
+def test_memoryview_covers_a_file_larger_than_a_window(nd: nativedir.Directory,
+                                                       folder: Path) -> None:
+    # a mapped input's windows stop at 4 MiB (ND_MAPPED_WINDOW); its memoryview does not
+    big = bytes(range(256)) * (9 << 12)  # 9 MiB
+    (folder / "big").write_bytes(big)
+    with nd.open_input("big", mmap=True) as inp:
+        view = inp.memoryview()
+        assert view.nbytes == len(big)
+        assert view[-4096:] == big[-4096:]
+        view.release()
+
+
 def test_memoryview_survives_close(nd: nativedir.Directory, data_file: str,
                                    data: bytes, folder: Path) -> None:
     inp = nd.open_input(data_file, mmap=True)
