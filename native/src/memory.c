@@ -32,10 +32,11 @@
  * at once if the cache may now hold ROOM_GROWTH times what it could then (the
  * limit rose, the process or its neighbours gave memory back), and otherwise
  * after a calm period that starts at CALM_NS (a thrash that passes, such as a
- * merge's), or SEVERE_CALM_NS after a thrash too fast to pass, and doubles, up to RETRY_MAX_NS, each time the mapping thrashes
- * again within PROBE_NS of coming back (a level where it always does). A
- * cache that thrashed while no mapping was read (other readers in the process
- * or its cgroup) asks only for CALM_NS of calm.
+ * merge's), or SEVERE_CALM_NS after a thrash too fast to pass, and doubles,
+ * up to RETRY_MAX_NS, each time the mapping thrashes again within PROBE_NS of
+ * coming back (a level where it always does). A cache that thrashed while no
+ * mapping was read (other readers in the process or its cgroup) asks only for
+ * CALM_NS of calm.
  */
 #include "internal.h"
 

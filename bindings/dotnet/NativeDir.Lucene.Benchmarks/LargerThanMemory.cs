@@ -549,7 +549,8 @@ namespace NativeDir.Lucene.Benchmarks
         }
 
         /// <summary>The cgroup's page-cache refaults, major faults and pages charged in, and the bytes
-        /// this process read from the device (/proc/self/io), for a cell's window.</summary>
+        /// this process read from the device and its read system calls (/proc/self/io), for a
+        /// cell's window.</summary>
         internal readonly record struct Counters(long Refaults, long MajFaults, long PagesIn, long ReadBytes, long ReadCalls)
         {
             internal static Counters Read()
