@@ -464,7 +464,8 @@ static void overwrite_keeps_old_readers_reading(void **state)
 static void refused_flags(void **state)
 {
     tst_env *env = *state;
-    const uint32_t bad[] = {ND_IO_MMAP, ND_IO_PRELOAD, 0x80, 0x80000000u, ND_IO_MMAP | ND_IO_MERGE};
+    const uint32_t bad[] = {ND_IO_MMAP, ND_IO_PRELOAD, ND_IO_NOREUSE,
+                            0x100,      0x80000000u,   ND_IO_MMAP | ND_IO_MERGE};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         nd_handle out = 5;
         assert_status(ND_E_INVALID_ARGUMENT, nd_create_output(env->dir, "never", bad[i], &out));
