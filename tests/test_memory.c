@@ -6,8 +6,9 @@
  * Linux, in a memory cgroup of the test's own, that the automatic mode turns
  * to positional reads when a mapped file far larger than the cgroup's page
  * cache is read at random (the cache thrashes), and back to the mapping once
- * the limit is lifted and the file is cached (it is calm): the signal the
- * library reads is the kernel's, so this is the one place it is shown.
+ * the limit is raised (the cache may hold more than where it thrashed): the
+ * signal the library reads is the kernel's, so this is the one place it is
+ * shown.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -286,9 +287,11 @@ typedef struct {
  * within a few samples, so the library follows the process to the cgroup it
  * is in now (the first one's counters never see this thrashing). A prefetch
  * of a file read once per use then waits for room; reads that keep nothing
- * (ND_IO_NOREUSE) are calm, yet stay positional, the thrash having been too
- * fast to pass; with the limit lifted and the file read once whole, reads go
- * back to the mapping after the calm period. Exit codes: 0 ok, else a failure the child prints. */
+ * (ND_IO_NOREUSE) are calm, yet stay positional, the mapping having thrashed.
+ * With the limit raised to four times the file the reads go back to the
+ * mapping at once, and stay there while they fault back pages the old limit
+ * evicted (refaults, with no pressure now). Exit codes: 0 ok, else a failure
+ * the child prints. */
 static int thrash_then_calm(void *arg)
 {
     thrash_ctx *ctx = arg;
@@ -358,9 +361,9 @@ static int thrash_then_calm(void *arg)
     fprintf(stderr, "test_memory: thrashing: positional reads after %.2f s\n", t);
     /* Reads that keep nothing (ND_IO_NOREUSE) are calm at once at the level
      * where the mapping thrashed (a file of its own, that no eviction has left
-     * shadows of: its reads are no refaults). A thrash as fast as this one
-     * (random reads of a file eight times the cache) does not pass: they stay
-     * positional past the 2 s of calm that would do after one that may. */
+     * shadows of: its reads are no refaults). The mapping having thrashed,
+     * they stay positional past the 2 s of calm that would do after a thrash
+     * of other readers. */
     nd_handle once;
     int64_t once_len;
     if (nd_open_input(dir, "fresh", ND_IO_MMAP | ND_IO_RANDOM | ND_IO_NOREUSE, &once) != ND_OK) {
@@ -382,22 +385,39 @@ static int thrash_then_calm(void *arg)
         goto out;
     }
     fprintf(stderr, "test_memory: 4 s of calm reads that keep nothing stayed positional\n");
-    /* With the limit lifted and the file read once whole, the mapping comes
-     * back after the 2 s of calm any cache needs, not the 16 s it would at
-     * the limit. */
-    if (ndml_set_limit(cg, -1) != 0)
-        goto out;
-    uint8_t *all = malloc(1 << 20);
-    for (int64_t at = 0; all != NULL && at < len; at += 1 << 20)
-        nd_read_bytes(in, at, all, (1 << 20) < len - at ? (1 << 20) : len - at);
-    free(all);
-    t = read_until(in, len, 1, 6, &x);
-    if (t < 0) {
-        fprintf(stderr, "test_memory: with the file cached and no limit, the reads did not go "
-                        "back to the mapping in 6 s\n");
+    /* The limit raised to four times the file: the cache may now hold far
+     * more than where the mapping thrashed, so it comes back at once, not
+     * after the calm period it would need at the same limit. */
+    if (ndml_set_limit(cg, held + 4 * len) != 0) {
+        fprintf(stderr, "test_memory: cgroup: %s\n", cg->error);
         goto out;
     }
-    fprintf(stderr, "test_memory: calm: mapped reads again after %.2f s\n", t);
+    t = read_until(in, len, 1, 1.5, &x);
+    if (t < 0) {
+        fprintf(stderr, "test_memory: with the limit raised to 4x the file, the reads did not go "
+                        "back to the mapping in 1.5 s\n");
+        goto out;
+    }
+    fprintf(stderr, "test_memory: limit raised: mapped reads again after %.2f s\n", t);
+    /* Its reads now fault back pages evicted under the old limit, one page a
+     * fault (random advice): refaults, as many a second as thrashing makes,
+     * but with the cgroup far below its limit nothing evicts them now, and
+     * the reads stay on the mapping. */
+    nd_handle rnd;
+    if (nd_open_input(dir, "big", ND_IO_MMAP | ND_IO_RANDOM, &rnd) != ND_OK) {
+        fprintf(stderr, "test_memory: open: %s\n", nd_last_error_message());
+        goto out;
+    }
+    t = read_until(rnd, len, 0, 3, &x);
+    nd_close(rnd);
+    if (t != -1) {
+        fprintf(stderr,
+                "test_memory: refaults of pages evicted under an earlier limit turned the reads "
+                "positional after %.2f s, with the cgroup far below its limit\n",
+                t);
+        goto out;
+    }
+    fprintf(stderr, "test_memory: 3 s of refaults far below the limit stayed mapped\n");
     rc = 0;
 out:
     if (in != 0)

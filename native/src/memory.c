@@ -31,23 +31,32 @@
  * thrashed while this library's mappings were read, the mapping comes back
  * at once if the cache may now hold ROOM_GROWTH times what it could then (the
  * limit rose, the process or its neighbours gave memory back), and otherwise
- * after a calm period that starts at CALM_NS (a thrash that passes, such as a
- * merge's), or SEVERE_CALM_NS after a thrash too fast to pass, and doubles,
- * up to RETRY_MAX_NS, each time the mapping thrashes again within PROBE_NS of
- * coming back (a level where it always does). A cache that thrashed while no
- * mapping was read (other readers in the process or its cgroup) asks only for
- * CALM_NS of calm.
+ * after MAPPED_CALM_NS of calm, doubled, up to RETRY_MAX_NS, each time the
+ * mapping thrashes again within PROBE_NS of coming back (a level where it
+ * always does). A cache that thrashed while no mapping was read (other
+ * readers in the process or its cgroup) asks only for CALM_NS of calm.
  */
 #include "internal.h"
 
 /* How often the statistics are read (a few pseudo-file reads each time). */
 #define SAMPLE_NS ((int64_t)250 * 1000 * 1000)
+/* A sample this long after the last one says nothing of the library's reads:
+ * none asked meanwhile, and the counters moved for the process's other
+ * readers (another directory's searches in the same cgroup); it starts
+ * afresh. */
+#define STALE_NS ((int64_t)1000 * 1000 * 1000)
+/* A cgroup whose memory in use (its page cache counted) is below this share
+ * of its limit is under no pressure: the pages it reads back in were evicted
+ * before (by a lower limit, another reader), not by what it reads now. */
+#define PRESSED 0.8
 /* Turnover (pages read in again per second, as a share of the cache) above
  * which the cache thrashes, in TIGHT_SAMPLES samples in a row (a cache that
  * a search fills after a cold start is not thrashing): Lucene.NET searching
  * an index ten times its cache through mappings turned 2.7 of it over a
- * second, one four times its cache 0.05 once warm. */
-#define TIGHT_TURNOVER 0.5
+ * second on a disk of 8 MiB read-ahead and 0.25-0.6 on one of 128 KiB (where
+ * the mapping served 0.6 times the searches of positional reads), one four
+ * times its cache 0.0-0.2 while warming and 0.05 once warm. */
+#define TIGHT_TURNOVER 0.25
 #define TIGHT_SAMPLES 2
 /* ...and below which, for CALM_NS, it no longer does: positional reads of an
  * index four times the cache turn over 0.12 of it a second (that level reads
@@ -56,15 +65,16 @@
 #define CALM_NS ((int64_t)2 * 1000 * 1000 * 1000)
 /* ...see the top of the file: at 10% of the index in cache, Lucene.NET's
  * positional reads are calm and the mapping thrashes every time it comes
- * back, at a second of slow searches each; the limit rising to 100% gives 10
- * times the room, and a process's own heap moves it by up to 1.8 times. */
-#define ROOM_GROWTH 2.0
+ * back, at a second of slow searches each. The limit rising from 10% to 25%
+ * gives 2.4 times the room, and from the 10% of a search beside a merge
+ * (whose writer was given memory of its own) 1.5 times; a process's own heap
+ * moves it by 1.1 times while it searches. */
+#define ROOM_GROWTH 1.25
 #define PROBE_NS ((int64_t)10 * 1000 * 1000 * 1000)
-/* A thrash this fast (mapped reads of an index ten times the cache turned
- * over 2.7 of it a second, twenty times 17) is no passing one: the first calm
- * period is then SEVERE_CALM_NS, not CALM_NS. */
-#define SEVERE_TURNOVER 2.0
-#define SEVERE_CALM_NS ((int64_t)16 * 1000 * 1000 * 1000)
+/* After a thrash while the mapping was read, the first calm period: long
+ * enough that a level where the mapping thrashes is not probed every few
+ * seconds (each probe costs a second of searches at half the rate). */
+#define MAPPED_CALM_NS ((int64_t)16 * 1000 * 1000 * 1000)
 #define RETRY_MAX_NS ((int64_t)60 * 1000 * 1000 * 1000)
 
 static _Atomic int32_t forced = ND_MEMORY_AUTO;
@@ -88,7 +98,6 @@ static struct {
     int64_t at, calm_since;
     uint64_t refaults, major_faults; /* at `at` */
     int valid, hot;                  /* hot: samples in a row above TIGHT_TURNOVER */
-    double peak;                     /* the highest turnover of those samples */
     int64_t room_then;               /* room() when the mapping last thrashed, or -1 */
     int64_t mapped_since;            /* when the mapping last came back */
     int64_t calm_needed;             /* the calm period before it comes back */
@@ -122,13 +131,15 @@ static void sample(int64_t now)
     int ours = atomic_exchange_explicit(&mapped_reads, 0, memory_order_relaxed);
     atomic_store_explicit(&roomy, m.limit <= 0 || (double)m.used < ROOMY * (double)m.limit,
                           memory_order_relaxed);
-    if (last.valid && now > last.at && m.cache_bytes > 0) {
+    int pressed = !m.used_has_cache || m.limit <= 0 || (double)m.used >= PRESSED * (double)m.limit;
+    if (last.valid && now - last.at > STALE_NS) {
+        last.hot = 0;
+    } else if (last.valid && now > last.at && m.cache_bytes > 0) {
         double per_byte = 4096.0 * 1e9 / (double)(now - last.at) / (double)m.cache_bytes;
-        double turnover = (double)(m.refaults - last.refaults) * per_byte;
+        double turnover = pressed ? (double)(m.refaults - last.refaults) * per_byte : 0;
         if (is_full)
             turnover += (double)(m.major_faults - last.major_faults) * per_byte;
         last.hot = turnover > TIGHT_TURNOVER ? last.hot + 1 : 0;
-        last.peak = last.hot == 0 ? 0 : turnover > last.peak ? turnover : last.peak;
         if (!atomic_load_explicit(&tight, memory_order_relaxed)) {
             if (last.hot >= TIGHT_SAMPLES) {
                 atomic_store_explicit(&tight, 1, memory_order_relaxed);
@@ -137,7 +148,7 @@ static void sample(int64_t now)
                     last.calm_needed =
                         2 * last.calm_needed < RETRY_MAX_NS ? 2 * last.calm_needed : RETRY_MAX_NS;
                 else
-                    last.calm_needed = last.peak >= SEVERE_TURNOVER ? SEVERE_CALM_NS : CALM_NS;
+                    last.calm_needed = ours ? MAPPED_CALM_NS : CALM_NS;
                 last.room_then = ours ? room(&m) : -1;
             }
         } else if (turnover >= CALM_TURNOVER) {

@@ -119,7 +119,7 @@ def convert(ltm, rows=None):
     settles = [c for c in cells if c["kind"] == "settle"]
     device = ltm.get("device") or ""
     on = " [%s]" % device if device else ""
-    idx = "%d MiB index (%d docs, %d segments%s), %d threads, %d queries, %.0f s window after "\
+    idx = "%d MiB index (%d docs, %d segments%s), %d threads, %d queries, %.0f s window from the first query after "\
           "the queries once untimed%s" % (
               ltm["index_bytes"] // MIB, ltm["docs"], ltm["segments"],
               ", cached" if ltm.get("index_reused") else ", built in %.0f s" % ltm["build_seconds"],
@@ -142,8 +142,10 @@ def convert(ltm, rows=None):
             steady[(d, pct)] = median(qps[d])
             cached = median([c["index_cached_bytes"] for c in at if c["directory"] == d])
             p = median(p99[d])
+            n99 = median([c.get("p99_queries", c["queries"]) for c in at if c["directory"] == d])
             note = "%s; %.0f%% of the index (%.0f MiB) as page cache; %.0f MiB of the index cached "\
-                   "at the end; p99 %.1f ms" % (idx, pct, budget / MIB, cached / MIB, p)
+                   "at the end; p99 %.1f ms over the window's first %d queries (the same for every "\
+                   "directory)" % (idx, pct, budget / MIB, cached / MIB, p, n99)
             if len(qps[d]) < full:
                 note += "; %d of %d rounds (far behind at this limit)" % (len(qps[d]), full)
             row = "%s, %d%% of the index in memory%s" % (name[d], pct, on)

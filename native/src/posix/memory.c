@@ -114,7 +114,8 @@ int32_t nd__os_memory(nd_os_memory *out)
     cgroup_files f;
     int64_t refaults, majflt, cache, used, limit = -1;
     char num[64];
-    if (read_cgroup(&f, text, sizeof text)) {
+    int in_cgroup = read_cgroup(&f, text, sizeof text);
+    if (in_cgroup) {
         refaults = field(text, f.v1 ? "total_workingset_refault_file" : "workingset_refault_file");
         if (refaults < 0) /* kernels before 5.9 count file and anon refaults together */
             refaults = field(text, f.v1 ? "total_workingset_refault" : "workingset_refault");
@@ -147,6 +148,7 @@ int32_t nd__os_memory(nd_os_memory *out)
     out->cache_bytes = (uint64_t)cache;
     out->used = used;
     out->limit = limit;
+    out->used_has_cache = in_cgroup;
     return ND_OK;
 }
 

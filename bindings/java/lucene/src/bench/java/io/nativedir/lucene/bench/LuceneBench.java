@@ -723,7 +723,7 @@ public final class LuceneBench {
       }
       if (only == null || only.equals("SearchLargerThanMemory")) {
         b.largerThanMemory(corpus, memlimit, cache != null ? cache : dir.resolve("ltm-cache-java"),
-            quick ? 20_000 : 320_000, quick ? 1 : 2, quick ? 2 : 4, quick ? 2 : 4);
+            quick ? 20_000 : 320_000, quick ? 1 : 3, 2, 2);
       }
       b.write(out.resolve("lucene_java.json"), host);
       System.out.println("wrote " + out.resolve("lucene_java.json") + " (checksum " + b.sink + ")");
