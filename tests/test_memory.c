@@ -228,6 +228,17 @@ static double read_until(nd_handle in, int64_t len, int32_t want, double limit, 
     return -1;
 }
 
+/* Whether random reads of `in` stay off mode `other` for `seconds`; if not,
+ * says `what` and when. */
+static int stays(nd_handle in, int64_t len, int32_t other, double seconds, uint64_t *x,
+                 const char *what)
+{
+    double t = read_until(in, len, other, seconds, x);
+    if (t != -1)
+        fprintf(stderr, "test_memory: %s after %.2f s\n", what, t);
+    return t == -1;
+}
+
 /* With the memory at its limit, a prefetch of a block read once per use
  * (ND_IO_NOREUSE, `once`) brings nothing in: the bytes around it would crowd
  * out pages read again. The control: the same prefetch through an input
@@ -375,15 +386,12 @@ static int thrash_then_calm(void *arg)
         nd_close(once);
         goto out;
     }
-    t = read_until(once, once_len, 1, 4, &x);
+    int stayed = stays(once, once_len, 1, 4, &x,
+                       "calm reads that keep nothing went back to the mapping, at the limit "
+                       "where it thrashed");
     nd_close(once);
-    if (t != -1) {
-        fprintf(stderr,
-                "test_memory: calm reads that keep nothing went back to the mapping after "
-                "%.2f s, at the limit where it thrashed\n",
-                t);
+    if (!stayed)
         goto out;
-    }
     fprintf(stderr, "test_memory: 4 s of calm reads that keep nothing stayed positional\n");
     /* The limit raised to four times the file: the cache may now hold far
      * more than where the mapping thrashed, so it comes back at once, not
@@ -408,15 +416,12 @@ static int thrash_then_calm(void *arg)
         fprintf(stderr, "test_memory: open: %s\n", nd_last_error_message());
         goto out;
     }
-    t = read_until(rnd, len, 0, 3, &x);
+    stayed = stays(rnd, len, 0, 3, &x,
+                   "refaults of pages evicted under an earlier limit turned the reads "
+                   "positional, with the cgroup far below its limit");
     nd_close(rnd);
-    if (t != -1) {
-        fprintf(stderr,
-                "test_memory: refaults of pages evicted under an earlier limit turned the reads "
-                "positional after %.2f s, with the cgroup far below its limit\n",
-                t);
+    if (!stayed)
         goto out;
-    }
     fprintf(stderr, "test_memory: 3 s of refaults far below the limit stayed mapped\n");
     rc = 0;
 out:
