@@ -365,11 +365,12 @@ namespace NativeDir.Lucene.Benchmarks
             long begin = Stopwatch.GetTimestamp();
             double deadline = seconds * 1000;
             var lat = new ConcurrentBag<double[]>();
-            var first = new ConcurrentBag<double>();
+            var first = new ConcurrentBag<double[]>();
             long hits = 0, cpu = 0, sys = 0;
             var ts = Enumerable.Range(0, threads).Select(_ => new Thread(() =>
             {
                 var mine = new List<double>(1024);
+                var myFirst = new List<double>();
                 long h = 0, c0 = ThreadCpu.Ticks(out long s0);
                 for (long i; sw.Elapsed.TotalMilliseconds < deadline && (i = Interlocked.Increment(ref next)) < end;)
                 {
@@ -390,9 +391,10 @@ namespace NativeDir.Lucene.Benchmarks
                     double ms = Stopwatch.GetElapsedTime(t0).TotalMilliseconds;
                     mine.Add(ms);
                     if (i - start < common)
-                        first.Add(ms);
+                        myFirst.Add(ms);
                 }
                 lat.Add(mine.ToArray());
+                first.Add(myFirst.ToArray());
                 Interlocked.Add(ref hits, h);
                 Interlocked.Add(ref cpu, ThreadCpu.Ticks(out long s1) - c0);
                 Interlocked.Add(ref sys, s1 - s0);
@@ -401,7 +403,7 @@ namespace NativeDir.Lucene.Benchmarks
             ts.ForEach(t => t.Join());
             var all = lat.SelectMany(a => a).ToArray();
             return new Drive { Queries = all.Length, Hits = hits, Seconds = sw.Elapsed.TotalSeconds, CpuTicks = cpu, SysTicks = sys, LatenciesMs = all,
-                CommonLatenciesMs = first.ToArray() };
+                CommonLatenciesMs = first.SelectMany(a => a).ToArray() };
         }
 
         internal sealed class Options
