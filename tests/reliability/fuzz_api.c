@@ -979,6 +979,7 @@ static void op_dir_call(model *m, src *s)
                 e->ino = new_inode(m);
                 if (e->ino == NULL)
                     abort();
+                set_bytes(e->ino, NULL, 0); /* the lock made an empty file, readable as one */
             }
             e->ino->locked = 1;
             m->locks[m->n_locks++] = (lock_m){lk, e->ino};
