@@ -79,7 +79,7 @@ namespace NativeDir.Lucene.Benchmarks
         }
 
         /// <summary>--ltm-cache DIR [--ltm-build] [--verify | --quick] [--out F] [--ltm-kinds K,K]
-        /// [--ltm-tight-kinds K,K|none] [--ltm-limits P,P|none] [--ltm-rounds N] [--ltm-window S] [--ltm-merge-window S] [--ltm-merge-rate Q] [--ltm-merge-rounds N] [--ltm-merge-limits P,P|none] [--ltm-device LABEL] [--ltm-docs N] [--no-merges] [--no-settle]: the
+        /// [--ltm-tight-kinds K,K|none] [--ltm-limits P,P|none] [--ltm-rounds N] [--ltm-window S] [--ltm-merge-window S] [--ltm-merge-rate Q] [--ltm-paced-rate Q] [--ltm-paced-queries N] [--ltm-merge-rounds N] [--ltm-merge-limits P,P|none] [--ltm-device LABEL] [--ltm-docs N] [--no-merges] [--no-settle]: the
         /// larger-than-memory search and search-while-merging cells (LargerThanMemory.cs), the
         /// index cached in DIR; --ltm-build builds it and nothing else.</summary>
         private static int Ltm(string[] args, string cache, string dir)
@@ -99,6 +99,7 @@ namespace NativeDir.Lucene.Benchmarks
                 o.WindowSeconds = 0.4;
                 o.MergeSeconds = 1.0;
                 o.QueryCount = 200;
+                o.PacedQueries = 100;
                 // the small index's budgets are 2-5 MiB: the slack holds the heap's growth
                 o.Slack = 64L << 20;
                 o.MergeSlack = 96L << 20;
@@ -124,6 +125,10 @@ namespace NativeDir.Lucene.Benchmarks
                 o.MergeRounds = int.Parse(mrounds, CultureInfo.InvariantCulture);
             if (Arg(args, "--ltm-merge-rate") is string mrate)
                 o.MergeRate = double.Parse(mrate, CultureInfo.InvariantCulture);
+            if (Arg(args, "--ltm-paced-rate") is string prate)
+                o.PacedRate = double.Parse(prate, CultureInfo.InvariantCulture);
+            if (Arg(args, "--ltm-paced-queries") is string pq)
+                o.PacedQueries = int.Parse(pq, CultureInfo.InvariantCulture);
             if (Arg(args, "--ltm-vocabulary") is string voc)
                 o.Vocabulary = int.Parse(voc, CultureInfo.InvariantCulture);
             if (Arg(args, "--ltm-queries") is string qc)

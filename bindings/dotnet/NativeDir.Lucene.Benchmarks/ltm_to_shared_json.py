@@ -14,9 +14,14 @@ Groups:
                             second at that limit. Target on NativeFSDirectory (default policy):
                             >= 1.2x at every limit, judged per round; its policy variants have
                             none. A directory that ran fewer rounds at a limit says so.
-  SearchLargerThanMemoryP99 the same cells' 99th-percentile query latency (ms, lower is better);
-                            target on NativeFSDirectory: no worse than the best built-in's
-                            (<= 1.0x, per round)
+  SearchLargerThanMemoryP99 the same cells' 99th-percentile query latency (ms, lower is better)
+                            with the same queries offered at one fixed rate to every directory
+                            (the cells' paced window): latency at equal load. Target on
+                            NativeFSDirectory: no worse than the best built-in's (<= 1.0x, per
+                            round). Cells without a paced window (a directory that ran one
+                            round, or a run with none) are judged on the unpaced p99.
+  SearchLargerThanMemoryP99Unpaced  the p99 of the unpaced window's first queries (no target: it
+                            ranks how busy each directory keeps the CPU as much as its latency)
   SearchWhileMerging        per merge limit: search queries a second and p99 while one more
                             thread indexes with merges running (target >= 1.3x the best
                             built-in); then, with the searches at a fixed offered rate, the same
@@ -129,6 +134,7 @@ def convert(ltm, rows=None):
     for pct in sorted({c["limit_pct"] for c in search}, reverse=True):
         at = [c for c in search if c["limit_pct"] == pct]
         qps, p99 = by_round(at, "qps"), by_round(at, "p99_ms")
+        paced = by_round([c for c in at if "paced_p99_ms" in c], "paced_p99_ms")
         name = labels(at)
         builtins = [d for d in BUILTINS if d in qps]
         if not builtins:
@@ -151,11 +157,22 @@ def convert(ltm, rows=None):
             row = "%s, %d%% of the index in memory%s" % (name[d], pct, on)
             base = "%s, %d%% of the index in memory%s" % (name[best], pct, on)
             extra = {"limit_pct": pct, "device": device}
+            # latency is judged at equal load where the baseline has a paced window; a
+            # directory without one (it ran one round) has no judged p99 row then
+            judged = paced if best in paced else p99
+            if judged is paced and d in paced:
+                pc = [c for c in at if c["directory"] == d and "paced_p99_ms" in c][0]
+                p99_note = "p99 query latency with the window's first %d queries offered at %.0f "\
+                           "q/s, the same for every directory; %s" % (pc["paced_queries"], pc["paced_rate"], note)
+            else:
+                p99_note = "p99 query latency of the unpaced window (no paced window here); " + note
+            unpaced_note = "p99 query latency of the unpaced window (each directory's threads "\
+                           "as busy as it lets them be); " + note
             if d == best:
                 rows.add("SearchLargerThanMemory", row, "q/s", qps[d],
                          note=note + " (best built-in: the baseline)", p99_ms=p, **extra)
-                rows.add("SearchLargerThanMemoryP99", row, "ms", p99[d],
-                         note="p99 query latency; " + note, **extra)
+                rows.add("SearchLargerThanMemoryP99", row, "ms", judged[d], note=p99_note, **extra)
+                rows.add("SearchLargerThanMemoryP99Unpaced", row, "ms", p99[d], note=unpaced_note, **extra)
                 continue
             mine = d == MINE
             rs, brs = rounds_of(at, d), rounds_of(at, best)
@@ -163,10 +180,14 @@ def convert(ltm, rows=None):
             rows.add("SearchLargerThanMemory", row, "q/s", v, base, bv,
                      target=">= %.1fx the best built-in (per round)" % SEARCH_TARGET if mine else None,
                      limit=SEARCH_TARGET if mine else None, note=note, p99_ms=p, **extra)
+            if d in judged:
+                v, bv = paired(judged[d], judged[best], rs, brs)
+                rows.add("SearchLargerThanMemoryP99", row, "ms", v, base, bv, higher=False,
+                         target="<= %.1fx the best built-in's p99 (per round)" % P99_TARGET if mine else None,
+                         limit=P99_TARGET if mine else None, note=p99_note, **extra)
             v, bv = paired(p99[d], p99[best], rs, brs)
-            rows.add("SearchLargerThanMemoryP99", row, "ms", v, base, bv, higher=False,
-                     target="<= %.1fx the best built-in's p99 (per round)" % P99_TARGET if mine else None,
-                     limit=P99_TARGET if mine else None, note="p99 query latency; " + note, **extra)
+            rows.add("SearchLargerThanMemoryP99Unpaced", row, "ms", v, base, bv, higher=False,
+                     note=unpaced_note, **extra)
     for pct in sorted({c["limit_pct"] for c in merges}, reverse=True):
         convert_merges([c for c in merges if c["limit_pct"] == pct], ltm, idx, on, rows)
     for c in settles:

@@ -2,7 +2,7 @@
 """Checks ltm_to_shared_json.py on made-up larger-than-memory runs on two devices: the baseline
 of a limit is its fastest built-in directory, a target is judged on the per-round ratio (here one
 that the ratio of the medians would pass misses), NativeFSDirectory's p99 has a target of its
-own, a directory that ran fewer rounds is compared in the rounds it ran and says so, latencies
+own, judged at the paced rate where the cells have one and on the unpaced window where not, a directory that ran fewer rounds is compared in the rounds it ran and says so, latencies
 and page cache are lower-is-better rows, merge rows name their limit, the settle cell gives the
 seconds to settle and the settled rate, each device's rows are its own, every row carries its
 rounds, a skipped run gives no rows and its reason, and bench/runner.py renders the result.
@@ -52,10 +52,16 @@ def made_up():
               # 10%: MMap far behind ran one round (its median would be the best otherwise);
               # NativeDir 130, 130, 130 against SimpleFS 100: 1.3 met
               10: {"NativeDir": [130, 130, 130], "MMap": [500], "SimpleFS": [100, 100, 100]}}
+    # at 25% the cells also have a paced window (the judged p99): NativeDir's unpaced p99 is
+    # below MMap's (1000 / q/s) but its paced p99 is 1.2x MMap's, a miss; at 100% there is
+    # none and the unpaced p99 is judged
+    paced = {"NativeDir": 12.0, "MMap": 10.0, "SimpleFS": 30.0}
     for pct, dirs in series.items():
         for d, vals in dirs.items():
             for rnd, v in enumerate(vals):
-                cells.append(cell("search", d, pct, rnd, v, 1000.0 / v))
+                extra = {"paced_p99_ms": paced[d], "paced_rate": 250.0, "paced_queries": 500} \
+                    if pct == 25 and d in paced else {}
+                cells.append(cell("search", d, pct, rnd, v, 1000.0 / v, **extra))
     # settle: 100% -> 10% at 2 s, back at 10 s; the 10% rate (130) is reached 1 s after the
     # drop, within 25% of the 100% rate (200) 1 s after the rise, held at 0.95 of it
     buckets = [200] * 4 + [40, 60] + [130] * 14 + [100, 120, 150, 170] + [190] * 12
@@ -145,8 +151,17 @@ def main():
         if find(rows, "SearchLargerThanMemory", at("NativeDir", 25)).get("unit") != "q/s":
             fail("q/s unit")
         p99 = find(rows, "SearchLargerThanMemoryP99", at("NativeDir", 25))
-        if p99["unit"] != "ms" or not p99["target"] or not p99["ratio"] < 1 or p99["met"] is not True:
-            fail("p99 row: %s" % p99)
+        if p99["unit"] != "ms" or not p99["target"] or p99["ratio_paired"] != 1.2 or p99["met"] is not False \
+                or "offered at 250 q/s" not in p99["note"]:
+            fail("p99 row, judged at the paced rate: %s" % p99)
+        up = find(rows, "SearchLargerThanMemoryP99Unpaced", at("NativeDir", 25))
+        if up["target"] is not None or not up["ratio"] < 1:
+            fail("unpaced p99 row: %s" % up)
+        p100 = find(rows, "SearchLargerThanMemoryP99", at("NativeDir", 100))
+        if "unpaced window" not in p100["note"] or p100["target"] is None:
+            fail("p99 row without a paced window: %s" % p100)
+        if any(r["group"] == "SearchLargerThanMemoryP99" and r["name"] == at("NIOFS", 25) for r in rows):
+            fail("a p99 row judged at equal load for a directory without a paced window")
         if find(rows, "SearchLargerThanMemoryP99", at("SimpleFS", 25))["target"] is not None:
             fail("a built-in's p99 row has a target")
         paced = ", 25% of the index in memory: indexing, searches at 150 q/s"
