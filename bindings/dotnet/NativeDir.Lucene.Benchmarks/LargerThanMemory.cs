@@ -422,7 +422,7 @@ namespace NativeDir.Lucene.Benchmarks
             // NIOFSDirectory (0.7-0.85x SimpleFSDirectory at every limit: a lock per read)
             internal Kind[] OneRoundKinds = { Kind.MMap, Kind.NIOFS };
             internal int Threads = 4;
-            internal double WarmSeconds = 2.5; // the query set once, or this long: a cold cache fills
+            internal double WarmSeconds = 3; // the query set once, or this long: a cold cache fills
             internal double WindowSeconds = 2;
             // A search cell's window starts at the first query for every directory, and its p99 is
             // that of its first CommonQueries queries: the same queries for all (the slowest
