@@ -18,8 +18,9 @@ Groups:
                             with the same queries offered at one fixed rate to every directory
                             (the cells' paced window): latency at equal load. Target on
                             NativeFSDirectory: no worse than the best built-in's (<= 1.0x, per
-                            round). Cells without a paced window (a directory that ran one
-                            round, or a run with none) are judged on the unpaced p99.
+                            round). Where the baseline has no paced window (a run with none)
+                            the unpaced p99 is judged; where only it has one, a directory without
+                            (it ran one round) gets no row here.
   SearchLargerThanMemoryP99Unpaced  the p99 of the unpaced window's first queries (no target: it
                             ranks how busy each directory keeps the CPU as much as its latency)
   SearchWhileMerging        per merge limit: search queries a second and p99 while one more
