@@ -674,7 +674,7 @@ static void refused_flags_and_missing_files(void **state)
     nd_handle in = 5;
     assert_status(ND_E_INVALID_ARGUMENT, nd_open_input(env->dir, "f", ND_IO_OVERWRITE, &in));
     assert_int_equal(in, 0);
-    assert_status(ND_E_INVALID_ARGUMENT, nd_open_input(env->dir, "f", 0x100, &in));
+    assert_status(ND_E_INVALID_ARGUMENT, nd_open_input(env->dir, "f", 0x200, &in));
     assert_status(ND_E_INVALID_ARGUMENT, nd_open_input(env->dir, "f", 0x80000000u, &in));
     assert_status(ND_E_INVALID_ARGUMENT,
                   nd_open_input(env->dir, "f", ND_IO_REQUIRE_DIRECT | ND_IO_MMAP, &in));

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #if defined(__linux__)
+#  include <errno.h>
 #  include <fcntl.h>
 #  include <sys/mman.h>
 #  include <time.h>
@@ -432,6 +433,161 @@ out:
     return rc;
 }
 
+/* ND_IO_WARM, in a child process in a cgroup of its own whose limit leaves the
+ * page cache 64 MiB. The directory's files (12 MiB) fit: a search input opened
+ * with the flag is read into the cache at open, with no read of the test's,
+ * while one that keeps nothing (ND_IO_NOREUSE) and one without the flag (the
+ * control) stay out. With mapped inputs read positionally (forced) nothing is
+ * read in. Then the directory no longer fits (a sparse file of 1 GiB joins
+ * it, on a fresh directory handle: each keeps its verdict for a second) and
+ * nothing is read in either. Exit codes: 0 ok, else a failure it prints. */
+typedef struct {
+    const char *dir;
+    ndml_cgroup cg;
+} warm_ctx;
+
+/* The bytes of `name` in the page cache, after waiting up to `seconds` for all
+ * of them (0: at once). */
+static int64_t cached_after(const char *dir, const char *name, double seconds)
+{
+    char path[TST_PATH_MAX], why[200];
+    tst_join(path, sizeof path, dir, name);
+    int64_t bytes = 0, cached = -1;
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        if (ndml_residency(path, 0, &bytes, &cached, why, sizeof why) != 0)
+            return -1;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        double dt = (double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9;
+        if (cached >= bytes || dt >= seconds)
+            return cached;
+        usleep(20000);
+    }
+}
+
+static int warm_child(void *arg)
+{
+    warm_ctx *ctx = arg;
+    enum { MiB = 1 << 20 };
+    int rc = 1;
+    nd_handle dir = 0, doc = 0, fdt = 0, pos = 0;
+    ndml_stat st;
+    if (ndml_join(&ctx->cg, 0) != 0 || ndml_read_stat(&ctx->cg, &st) != 0) {
+        fprintf(stderr, "test_memory: cgroup: %s\n", ctx->cg.error);
+        goto out;
+    }
+    int64_t held = st.usage - (st.file > 0 ? st.file : 0);
+    if (ndml_set_limit(&ctx->cg, (held > 0 ? held : 0) + 64 * MiB) != 0) {
+        fprintf(stderr, "test_memory: cgroup: %s\n", ctx->cg.error);
+        goto out;
+    }
+    char why[200], path[TST_PATH_MAX];
+    ndml_evict(ctx->dir, NULL, NULL, why, sizeof why);
+    if (nd_open_dir(ctx->dir, 0, &dir) != ND_OK ||
+        nd_open_input(dir, "a.doc", ND_IO_MMAP | ND_IO_WARM, &doc) != ND_OK ||
+        nd_open_input(dir, "b.fdt", ND_IO_MMAP | ND_IO_WARM | ND_IO_RANDOM | ND_IO_NOREUSE,
+                      &fdt) != ND_OK ||
+        nd_open_input(dir, "c.pos", ND_IO_MMAP, &pos) != ND_OK) {
+        fprintf(stderr, "test_memory: open: %s\n", nd_last_error_message());
+        goto out;
+    }
+    int64_t got = cached_after(ctx->dir, "a.doc", 5);
+    if (got != 4 * MiB) {
+        fprintf(stderr, "test_memory: a search input of a directory that fits: %lld of its 4 MiB "
+                        "read in 5 s after its open\n", (long long)got);
+        goto out;
+    }
+    if ((got = cached_after(ctx->dir, "b.fdt", 0)) != 0 ||
+        (got = cached_after(ctx->dir, "c.pos", 0)) != 0) {
+        fprintf(stderr, "test_memory: %lld bytes of an input read in that keeps nothing or was "
+                        "opened without ND_IO_WARM\n", (long long)got);
+        goto out;
+    }
+    fprintf(stderr, "test_memory: warm: the 4 MiB read in at open; the control and the input "
+                    "that keeps nothing stayed out\n");
+    nd_close(doc);
+    doc = 0;
+    tst_join(path, sizeof path, ctx->dir, "a.doc");
+    ndml_evict(path, NULL, NULL, why, sizeof why);
+    int32_t old = nd_memory_mode(ND_MEMORY_POSITIONAL);
+    int32_t orc = nd_open_input(dir, "a.doc", ND_IO_MMAP | ND_IO_WARM, &doc);
+    nd_memory_mode(old);
+    if (orc != ND_OK) {
+        fprintf(stderr, "test_memory: open: %s\n", nd_last_error_message());
+        goto out;
+    }
+    if ((got = cached_after(ctx->dir, "a.doc", 1)) != 0) {
+        fprintf(stderr, "test_memory: %lld bytes read in while mapped inputs read "
+                        "positionally\n", (long long)got);
+        goto out;
+    }
+    nd_close(doc);
+    doc = 0;
+    /* the directory no longer fits: 1 GiB more, of no page, for the limit's 64 MiB */
+    tst_join(path, sizeof path, ctx->dir, "huge");
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0 || ftruncate(fd, (off_t)1 << 30) != 0) {
+        fprintf(stderr, "test_memory: a sparse file: %s\n", strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        goto out;
+    }
+    close(fd);
+    nd_close(dir);
+    dir = 0;
+    if (nd_open_dir(ctx->dir, 0, &dir) != ND_OK ||
+        nd_open_input(dir, "a.doc", ND_IO_MMAP | ND_IO_WARM, &doc) != ND_OK) {
+        fprintf(stderr, "test_memory: open: %s\n", nd_last_error_message());
+        goto out;
+    }
+    if ((got = cached_after(ctx->dir, "a.doc", 1)) != 0) {
+        fprintf(stderr, "test_memory: %lld bytes read in of a directory that does not fit\n",
+                (long long)got);
+        goto out;
+    }
+    fprintf(stderr, "test_memory: warm: nothing read in while positional, nor of a directory "
+                    "that does not fit\n");
+    rc = 0;
+out:
+    if (doc != 0)
+        nd_close(doc);
+    if (fdt != 0)
+        nd_close(fdt);
+    if (pos != 0)
+        nd_close(pos);
+    if (dir != 0)
+        nd_close(dir);
+    return rc;
+}
+
+static void warm_reads_in_what_fits(void **state)
+{
+    tst_env *env = *state;
+    if (getenv("ND_TEST_EMULATOR") != NULL && getenv("ND_TEST_EMULATOR")[0] != '\0') {
+        tst_loud_skip("ND_IO_WARM reading a file in",
+                      "running under an emulator, which does not hand madvise to the kernel");
+        skip();
+    }
+    free(tst_put_random(env, "a.doc", 4u << 20, 51));
+    free(tst_put_random(env, "b.fdt", 4u << 20, 52));
+    free(tst_put_random(env, "c.pos", 4u << 20, 53));
+    warm_ctx ctx = {.dir = env->dir_path};
+    if (ndml_create(&ctx.cg, "nd-test-warm") != 0) {
+        fprintf(stderr,
+                "test_memory: SKIPPED: no memory cgroup can be made here (root and "
+                "cgroup v1's memory controller or cgroup v2 are needed): %s\n",
+                ctx.cg.error);
+        skip();
+    }
+    int32_t old = set_mode(ND_MEMORY_AUTO);
+    int rc = tst_run_child(warm_child, &ctx);
+    set_mode(old);
+    int removed = ndml_remove(&ctx.cg);
+    assert_int_equal(0, rc);
+    assert_int_equal(0, removed);
+}
+
 static void auto_mode_follows_the_page_cache(void **state)
 {
     tst_env *env = *state;
@@ -483,6 +639,7 @@ int main(void)
                                         tst_teardown),
 #if defined(__linux__)
         cmocka_unit_test_setup_teardown(auto_mode_follows_the_page_cache, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(warm_reads_in_what_fits, tst_setup, tst_teardown),
 #endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

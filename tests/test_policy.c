@@ -21,19 +21,19 @@ typedef struct {
 static const policy_row table[] = {
     /* searches: mapped; random advice for the files read a block at a time, and
      * no reuse for those read per hit */
-    {"_0.tim", ND_USE_SEARCH, 0, ND_IO_MMAP | ND_IO_RANDOM, 0},
-    {"_0.fdt", ND_USE_SEARCH, 0, ND_IO_MMAP | ND_IO_RANDOM | ND_IO_NOREUSE, 0},
-    {"_0.tvd", ND_USE_SEARCH, 0, ND_IO_MMAP | ND_IO_RANDOM | ND_IO_NOREUSE, 0},
-    {"_0_Lucene45_0.dvd", ND_USE_SEARCH, 0, ND_IO_MMAP | ND_IO_RANDOM, 0},
-    {"_3.kdd", ND_USE_SEARCH, 0, ND_IO_MMAP | ND_IO_RANDOM, 0},
-    {"_0_Lucene41_0.doc", ND_USE_SEARCH, 0, ND_IO_MMAP, 0},
-    {"_0.pos", ND_USE_SEARCH, 0, ND_IO_MMAP, 0},
-    {"_0.tip", ND_USE_SEARCH, 0, ND_IO_MMAP, 0},
-    {"_0.cfs", ND_USE_SEARCH, 0, ND_IO_MMAP, 0},
-    {"segments_2", ND_USE_SEARCH, 0, ND_IO_MMAP, 0},
-    {"tim", ND_USE_SEARCH, 0, ND_IO_MMAP, 0}, /* no extension: the name is not one */
+    {"_0.tim", ND_USE_SEARCH, 0, ND_IO_MMAP | ND_IO_WARM | ND_IO_RANDOM, 0},
+    {"_0.fdt", ND_USE_SEARCH, 0, ND_IO_MMAP | ND_IO_WARM | ND_IO_RANDOM | ND_IO_NOREUSE, 0},
+    {"_0.tvd", ND_USE_SEARCH, 0, ND_IO_MMAP | ND_IO_WARM | ND_IO_RANDOM | ND_IO_NOREUSE, 0},
+    {"_0_Lucene45_0.dvd", ND_USE_SEARCH, 0, ND_IO_MMAP | ND_IO_WARM | ND_IO_RANDOM, 0},
+    {"_3.kdd", ND_USE_SEARCH, 0, ND_IO_MMAP | ND_IO_WARM | ND_IO_RANDOM, 0},
+    {"_0_Lucene41_0.doc", ND_USE_SEARCH, 0, ND_IO_MMAP | ND_IO_WARM, 0},
+    {"_0.pos", ND_USE_SEARCH, 0, ND_IO_MMAP | ND_IO_WARM, 0},
+    {"_0.tip", ND_USE_SEARCH, 0, ND_IO_MMAP | ND_IO_WARM, 0},
+    {"_0.cfs", ND_USE_SEARCH, 0, ND_IO_MMAP | ND_IO_WARM, 0},
+    {"segments_2", ND_USE_SEARCH, 0, ND_IO_MMAP | ND_IO_WARM, 0},
+    {"tim", ND_USE_SEARCH, 0, ND_IO_MMAP | ND_IO_WARM, 0}, /* no extension: the name is not one */
     /* a flush writes through the page cache, where its segment is read next */
-    {"_1.tim", ND_USE_FLUSH, 0, ND_IO_MMAP | ND_IO_RANDOM, 0},
+    {"_1.tim", ND_USE_FLUSH, 0, ND_IO_MMAP | ND_IO_WARM | ND_IO_RANDOM, 0},
     /* read once: buffered, sequential, whatever the file */
     {"_0.tim", ND_USE_READ_ONCE, 0, ND_IO_SEQUENTIAL, 0},
     {"segments_2", ND_USE_READ_ONCE, 0, ND_IO_SEQUENTIAL, 0},
@@ -43,7 +43,7 @@ static const policy_row table[] = {
     {"_5.fdt", ND_USE_MERGE, ND_POLICY_MIN_DIRECT - 1, ND_IO_MMAP | ND_IO_SEQUENTIAL, 0},
     {"_5.doc", ND_USE_MERGE, 0, ND_IO_MMAP | ND_IO_SEQUENTIAL, 0},
     /* the merge size means nothing to other uses */
-    {"_5.doc", ND_USE_SEARCH, 1 << 30, ND_IO_MMAP, 0},
+    {"_5.doc", ND_USE_SEARCH, 1 << 30, ND_IO_MMAP | ND_IO_WARM, 0},
 };
 
 static void the_table_holds(void **state)
@@ -107,9 +107,10 @@ static void its_flags_open_the_file(void **state)
 static void no_directory_and_no_name(void **state)
 {
     tst_env *env = *state;
-    assert_int_equal(ND_IO_MMAP | ND_IO_RANDOM, nd_policy_input(0, "_0.tim", ND_USE_SEARCH, 0, -1));
-    assert_int_equal(ND_IO_MMAP, nd_policy_input(env->dir, NULL, ND_USE_SEARCH, 0, -1));
-    assert_int_equal(ND_IO_MMAP, nd_policy_input(0, NULL, ND_USE_SEARCH, 0, -1));
+    assert_int_equal(ND_IO_MMAP | ND_IO_WARM | ND_IO_RANDOM,
+                     nd_policy_input(0, "_0.tim", ND_USE_SEARCH, 0, -1));
+    assert_int_equal(ND_IO_MMAP | ND_IO_WARM, nd_policy_input(env->dir, NULL, ND_USE_SEARCH, 0, -1));
+    assert_int_equal(ND_IO_MMAP | ND_IO_WARM, nd_policy_input(0, NULL, ND_USE_SEARCH, 0, -1));
     assert_int_equal(ND_IO_SEQUENTIAL, nd_policy_input(0, NULL, ND_USE_READ_ONCE, 0, -1));
     assert_int_equal(ND_IO_MERGE, nd_policy_input(0, NULL, ND_USE_MERGE, 1 << 30, -1));
     assert_int_equal(ND_IO_MERGE, nd_policy_output(0, NULL, ND_USE_MERGE, 1 << 30, -1));

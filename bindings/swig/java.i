@@ -29,6 +29,7 @@
 %javaconst(0) ND_IO_REQUIRE_DIRECT;
 %javaconst(0) ND_IO_OVERWRITE;
 %javaconst(0) ND_IO_NOREUSE;
+%javaconst(0) ND_IO_WARM;
 %javaconst(0) ND_RING_FORCE_THREADS;
 %pragma(java) jniclasscode=%{
   static { io.nativedir.NativeLoader.load(); }

@@ -229,6 +229,38 @@ void nd__file_after_read(nd_file *f, int64_t off, size_t len)
 
 /* ---- opening ---- */
 
+/* A WILLNEED asks the kernel for this much at most: Linux reads no more per
+ * call than the device's read-ahead (read_ahead_kb), 128 KiB on most NVMe and
+ * SATA disks, so a larger range would come in only at its start. */
+#define READ_IN_CHUNK ((int64_t)128 << 10)
+
+/* Whether an input opened with `flags` in `d` reads its file in at open
+ * (ND_IO_WARM): a file read once per use, in order, or for a merge is not
+ * kept; nor is anything while the cache thrashes, or where the directory
+ * does not fit (fits.c). */
+static int warm(nd_dir *d, uint32_t flags)
+{
+    return (flags & ND_IO_WARM) &&
+           !(flags & (ND_IO_PRELOAD | ND_IO_NOREUSE | ND_IO_SEQUENTIAL | ND_IO_MERGE)) &&
+           !nd__memory_tight() && nd__dir_fits(d);
+}
+
+/* Starts reading the whole file into the page cache, without waiting for
+ * it. Each chunk is one device read, queued at once, where faults or reads
+ * as asked would wait for one after another. Blocks the caller only while
+ * the device's queue is full. Through the mapping where there is one
+ * (Windows has no advice on a descriptor, but prefetches a view). */
+static void read_in(nd_file *f)
+{
+    for (int64_t off = 0; off < f->size; off += READ_IN_CHUNK) {
+        int64_t len = f->size - off < READ_IN_CHUNK ? f->size - off : READ_IN_CHUNK;
+        if (f->map != NULL)
+            nd__os_map_advise(f->map + off, len, ND_ADVICE_WILLNEED);
+        else
+            nd__os_advise(f->fd, off, len, ND_ADVICE_WILLNEED);
+    }
+}
+
 static nd_advice advice_for(uint32_t flags)
 {
     if (flags & (ND_IO_SEQUENTIAL | ND_IO_MERGE))
@@ -298,6 +330,8 @@ int32_t nd__file_open(nd_dir *d, const char *name, uint32_t flags, nd_file **out
                 f->ahead = ND_AHEAD_ALWAYS;
             else if (!(flags & ND_IO_RANDOM))
                 f->ahead = ND_AHEAD_ON_RUN;
+            if (warm(d, flags))
+                read_in(f);
         }
         /* the descriptor stays, for the positional reads of a thrashing cache
          * (memory.c). Random advice on it whatever the mapping's: there a read
@@ -306,6 +340,8 @@ int32_t nd__file_open(nd_dir *d, const char *name, uint32_t flags, nd_file **out
          * need (measured: docs/strategies.md) */
         nd__os_advise(f->fd, 0, 0, ND_ADVICE_RANDOM);
     } else {
+        if (f->size > 0 && warm(d, flags))
+            read_in(f); /* before the advice: random advice on a descriptor reads nothing ahead */
         if (advice_for(flags) != ND_ADVICE_NORMAL) /* a fresh descriptor has it already */
             nd__os_advise(f->fd, 0, 0, advice_for(flags));
         if (flags & ND_IO_PRELOAD)

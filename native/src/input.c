@@ -202,7 +202,7 @@ static int32_t input_new(nd_file *f, int64_t start, int64_t length, uint32_t fla
 
 #define INPUT_FLAGS                                                                                \
   (ND_IO_RANDOM | ND_IO_SEQUENTIAL | ND_IO_MERGE | ND_IO_MMAP | ND_IO_PRELOAD |                    \
-   ND_IO_REQUIRE_DIRECT | ND_IO_NOREUSE)
+   ND_IO_REQUIRE_DIRECT | ND_IO_NOREUSE | ND_IO_WARM)
 
 static int32_t nd_open_input_impl(nd_handle dir, const char *name, uint32_t flags,
                                   nd_handle *out_input)

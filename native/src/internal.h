@@ -145,6 +145,11 @@ int nd__memory_maps(void);
  * limit, or the machine's) as last sampled, or has no limit, whatever
  * nd_memory_mode says; else 0. */
 int nd__memory_roomy(void);
+/* The most page cache the process may hold now: its limit (its memory
+ * cgroup's, else the machine's) less the memory it uses for anything else; -1
+ * where no limit is known (a cgroup without one). Reads the OS's figures
+ * afresh. */
+int64_t nd__memory_room(void);
 
 /* ---- large I/O buffers (buffers.c) ---------------------------------------------- */
 
@@ -175,7 +180,16 @@ void *nd__buffer_lines(size_t size);
 typedef struct {
     nd_object base;
     nd_os_dir *os;
+    /* fits.c: whether the directory's files fit the page cache the process may
+     * use, as found at fits_at (0: never asked) */
+    _Atomic int64_t fits_at;
+    _Atomic int32_t fits;
 } nd_dir;
+
+/* fits.c: 1 if the files of `d`, together, fit in the page cache the process
+ * may use now (nd__memory_room), else 0; found afresh at most once a second
+ * per directory (a listing and a stat of each file). */
+int nd__dir_fits(nd_dir *d);
 
 typedef struct {
     nd_object base;

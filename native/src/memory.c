@@ -104,11 +104,20 @@ static struct {
 } last = {.calm_needed = CALM_NS};
 
 /* The most page cache the process may hold: its limit less the memory it
- * uses for anything else; -1 without a limit (the test for calm then needs
- * no more room). */
+ * uses for anything else (a cgroup's usage counts its page cache, the
+ * machine's memory in use does not); -1 without a limit (the test for calm
+ * then needs no more room). */
 static int64_t room(const nd_os_memory *m)
 {
-    return m->limit > 0 ? m->limit - (m->used - (int64_t)m->cache_bytes) : -1;
+    if (m->limit <= 0)
+        return -1;
+    return m->limit - (m->used_has_cache ? m->used - (int64_t)m->cache_bytes : m->used);
+}
+
+int64_t nd__memory_room(void)
+{
+    nd_os_memory m;
+    return nd__os_memory(&m) == ND_OK ? room(&m) : -1;
 }
 
 /* Whether the mapping may come back after `calm` ns of calm (the top of the file). */

@@ -83,7 +83,7 @@ static int32_t nd_policy_input_impl(nd_handle dir, const char *name, int32_t use
         return (int32_t)ND_IO_MERGE;
     if (use == ND_USE_MERGE)
         return (int32_t)(ND_IO_MMAP | ND_IO_SEQUENTIAL);
-    return (int32_t)(ND_IO_MMAP | search_flags(name));
+    return (int32_t)(ND_IO_MMAP | ND_IO_WARM | search_flags(name));
 }
 
 static int32_t nd_policy_output_impl(nd_handle dir, const char *name, int32_t use,

@@ -21,6 +21,8 @@ namespace NativeDir.Tests
             { IoOptions.Sequential, IoStrategy.Buffered },
             { IoOptions.Mapped, IoStrategy.Mapped },
             { IoOptions.Mapped | IoOptions.Preload, IoStrategy.Mapped },
+            { IoOptions.Mapped | IoOptions.Warm, IoStrategy.Mapped },
+            { IoOptions.Warm, IoStrategy.Buffered },
             { IoOptions.Merge, IoStrategy.Direct }, // /tmp must allow O_DIRECT (ext4, xfs, btrfs)
         };
 

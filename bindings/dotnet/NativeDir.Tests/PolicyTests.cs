@@ -9,13 +9,13 @@ namespace NativeDir.Tests
     public class PolicyTests
     {
         [Theory]
-        [InlineData(FileUse.Search, "_0.tim", 0L, IoOptions.Mapped | IoOptions.Random)]
-        [InlineData(FileUse.Search, "_0.doc", 0L, IoOptions.Mapped)]
-        [InlineData(FileUse.Search, null, 0L, IoOptions.Mapped)]
+        [InlineData(FileUse.Search, "_0.tim", 0L, IoOptions.Mapped | IoOptions.Warm | IoOptions.Random)]
+        [InlineData(FileUse.Search, "_0.doc", 0L, IoOptions.Mapped | IoOptions.Warm)]
+        [InlineData(FileUse.Search, null, 0L, IoOptions.Mapped | IoOptions.Warm)]
         [InlineData(FileUse.ReadOnce, "segments_3", 0L, IoOptions.Sequential)]
         [InlineData(FileUse.Merge, "_4.fdt", 1L << 30, IoOptions.Merge)]
         [InlineData(FileUse.Merge, "_4.fdt", 1L << 20, IoOptions.Mapped | IoOptions.Sequential)]
-        [InlineData(FileUse.Flush, "_5.tim", 0L, IoOptions.Mapped | IoOptions.Random)]
+        [InlineData(FileUse.Flush, "_5.tim", 0L, IoOptions.Mapped | IoOptions.Warm | IoOptions.Random)]
         public void InputFlagsAreTheLibrarys(FileUse use, string? name, long mergeBytes, IoOptions expected)
         {
             Assert.Equal(expected, IoPolicy.Input(use, name, mergeBytes));

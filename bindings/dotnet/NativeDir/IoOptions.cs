@@ -30,6 +30,10 @@ namespace NativeDir
         /// while the page cache thrashes (<see cref="IoPolicy.MemoryMode"/>), the input's reads
         /// leave none of its pages cached, so they do not evict the pages that are read again.</summary>
         NoReuse = Native.ND_IO_NOREUSE,
+        /// <summary>A search input: while its directory's files fit in the page cache the process
+        /// may use, the whole file is read into the cache at open, without waiting for it (an
+        /// index that fits is then as fast from its first query as once warm).</summary>
+        Warm = Native.ND_IO_WARM,
     }
 
     /// <summary>What an input or output actually does (it may differ from what was asked).</summary>

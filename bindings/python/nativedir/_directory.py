@@ -80,6 +80,7 @@ _IO_MERGE = lib.ND_IO_MERGE
 _IO_PRELOAD = lib.ND_IO_PRELOAD
 _IO_REQUIRE_DIRECT = lib.ND_IO_REQUIRE_DIRECT
 _IO_OVERWRITE = lib.ND_IO_OVERWRITE
+_IO_WARM = lib.ND_IO_WARM
 _HANDLE_OUT = ffi.typeof("nd_handle *")
 
 
@@ -133,19 +134,21 @@ class Directory(_Handle):
 
     def open_input(self, name: Name, *, mmap: bool = False, random: bool = False,
                    sequential: bool = False, merge: bool = False, preload: bool = False,
-                   require_direct: bool = False) -> Input:
+                   require_direct: bool = False, warm: bool = False) -> Input:
         """Opens `name` for reading.
 
         `mmap` serves reads from a mapping (and enables :meth:`Input.memoryview`);
         `random` / `sequential` are access advice; `merge` reads once in bulk
         without polluting the page cache (direct I/O where allowed);
         `preload` faults the mapping in / reads ahead at open; `require_direct`
-        raises OSError instead of falling back when direct I/O is refused.
+        raises OSError instead of falling back when direct I/O is refused;
+        `warm` reads the whole file into the page cache at open, without waiting,
+        while the directory's files fit in the cache the process may use.
         """
         flags = ((_IO_MMAP if mmap else 0) | (_IO_RANDOM if random else 0)
                  | (_IO_SEQUENTIAL if sequential else 0) | (_IO_MERGE if merge else 0)
                  | (_IO_PRELOAD if preload else 0)
-                 | (_IO_REQUIRE_DIRECT if require_direct else 0))
+                 | (_IO_REQUIRE_DIRECT if require_direct else 0) | (_IO_WARM if warm else 0))
         raw = encode_name(name)
         out = ffi.new(_HANDLE_OUT)
         rc = lib.nd_open_input(self._handle(), raw, flags, out)
@@ -162,7 +165,7 @@ class Directory(_Handle):
         instead of that fallback.
         """
         flags = ((_IO_OVERWRITE if overwrite else 0) | (_IO_MERGE if merge else 0)
-                 | (_IO_REQUIRE_DIRECT if require_direct else 0))
+                 | (_IO_REQUIRE_DIRECT if require_direct else 0) | (_IO_WARM if warm else 0))
         raw = encode_name(name)
         out = ffi.new(_HANDLE_OUT)
         rc = lib.nd_create_output(self._handle(), raw, flags, out)

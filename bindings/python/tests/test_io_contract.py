@@ -369,6 +369,7 @@ INPUT_MODES = {
     "default": {},
     "mmap": {"mmap": True},
     "mmap+preload": {"mmap": True, "preload": True},
+    "mmap+warm": {"mmap": True, "warm": True},
     "random": {"random": True},
     "sequential": {"sequential": True},
     "merge": {"merge": True},

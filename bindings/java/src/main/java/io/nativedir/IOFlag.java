@@ -26,7 +26,12 @@ public enum IOFlag {
    * Each read is of bytes not read again soon (a search's stored fields, per hit): while the page
    * cache thrashes, the input's positional reads leave none of its pages cached.
    */
-  NOREUSE;
+  NOREUSE,
+  /**
+   * A search input: while its directory's files fit in the page cache the process may use, the
+   * whole file is read into the cache at open, without waiting for it.
+   */
+  WARM;
 
   long bits() {
     switch (this) {
@@ -38,6 +43,7 @@ public enum IOFlag {
       case REQUIRE_DIRECT: return nativedirConstants.ND_IO_REQUIRE_DIRECT;
       case OVERWRITE: return nativedirConstants.ND_IO_OVERWRITE;
       case NOREUSE: return nativedirConstants.ND_IO_NOREUSE;
+      case WARM: return nativedirConstants.ND_IO_WARM;
       default: throw new AssertionError(this);
     }
   }

@@ -66,7 +66,7 @@ public class IoContractTest {
 
   static final IOFlag[][] INPUT_MODES = {
     {}, {IOFlag.RANDOM}, {IOFlag.SEQUENTIAL}, {IOFlag.MMAP}, {IOFlag.MMAP, IOFlag.PRELOAD},
-    {IOFlag.MERGE}, {IOFlag.MERGE, IOFlag.REQUIRE_DIRECT},
+    {IOFlag.MMAP, IOFlag.WARM}, {IOFlag.MERGE}, {IOFlag.MERGE, IOFlag.REQUIRE_DIRECT},
   };
   static final IOFlag[][] OUTPUT_MODES = {{}, {IOFlag.MERGE}, {IOFlag.MERGE, IOFlag.REQUIRE_DIRECT}};
 
