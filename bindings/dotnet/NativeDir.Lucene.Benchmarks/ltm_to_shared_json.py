@@ -125,7 +125,7 @@ def convert(ltm, rows=None):
     settles = [c for c in cells if c["kind"] == "settle"]
     device = ltm.get("device") or ""
     on = " [%s]" % device if device else ""
-    idx = "%d MiB index (%d docs, %d segments%s), %d threads, %d queries, %.0f s window from the first query after "\
+    idx = "%d MiB index (%d docs, %d segments%s), %d threads, %d queries, %g s window from the first query after "\
           "the queries once untimed%s" % (
               ltm["index_bytes"] // MIB, ltm["docs"], ltm["segments"],
               ", cached" if ltm.get("index_reused") else ", built in %.0f s" % ltm["build_seconds"],
