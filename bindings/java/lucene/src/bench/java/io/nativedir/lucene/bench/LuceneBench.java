@@ -730,7 +730,9 @@ public final class LuceneBench {
         b.reads(quick ? 3 : 11, quick ? 8 : 64, quick ? 20_000 : 200_000);
       }
       if (only == null || only.equals("Indexing")) {
-        b.indexing(corpus, quick ? 2 : 3, quick ? 4_000 : 40_000);
+        // many short rounds, not a few long ones: a virtual machine's host slows a CPU for
+        // seconds at a time, which then takes one round of twelve, not one of three
+        b.indexing(corpus, quick ? 2 : 12, quick ? 4_000 : 10_000);
       }
       if (only == null || only.equals("ParallelSearch")) {
         b.parallelSearch(corpus, quick ? 2 : 3, quick ? 5_000 : 50_000, quick ? 1 : 3);
