@@ -486,22 +486,26 @@ static int warm_child(void *arg)
     ndml_evict(ctx->dir, NULL, NULL, why, sizeof why);
     if (nd_open_dir(ctx->dir, 0, &dir) != ND_OK ||
         nd_open_input(dir, "a.doc", ND_IO_MMAP | ND_IO_WARM, &doc) != ND_OK ||
-        nd_open_input(dir, "b.fdt", ND_IO_MMAP | ND_IO_WARM | ND_IO_RANDOM | ND_IO_NOREUSE,
-                      &fdt) != ND_OK ||
+        nd_open_input(dir, "b.fdt", ND_IO_MMAP | ND_IO_WARM | ND_IO_RANDOM | ND_IO_NOREUSE, &fdt) !=
+            ND_OK ||
         nd_open_input(dir, "c.pos", ND_IO_MMAP, &pos) != ND_OK) {
         fprintf(stderr, "test_memory: open: %s\n", nd_last_error_message());
         goto out;
     }
     int64_t got = cached_after(ctx->dir, "a.doc", 5);
     if (got != 4 * MiB) {
-        fprintf(stderr, "test_memory: a search input of a directory that fits: %lld of its 4 MiB "
-                        "read in 5 s after its open\n", (long long)got);
+        fprintf(stderr,
+                "test_memory: a search input of a directory that fits: %lld of its 4 MiB "
+                "read in 5 s after its open\n",
+                (long long)got);
         goto out;
     }
     if ((got = cached_after(ctx->dir, "b.fdt", 0)) != 0 ||
         (got = cached_after(ctx->dir, "c.pos", 0)) != 0) {
-        fprintf(stderr, "test_memory: %lld bytes of an input read in that keeps nothing or was "
-                        "opened without ND_IO_WARM\n", (long long)got);
+        fprintf(stderr,
+                "test_memory: %lld bytes of an input read in that keeps nothing or was "
+                "opened without ND_IO_WARM\n",
+                (long long)got);
         goto out;
     }
     fprintf(stderr, "test_memory: warm: the 4 MiB read in at open; the control and the input "
@@ -518,8 +522,10 @@ static int warm_child(void *arg)
         goto out;
     }
     if ((got = cached_after(ctx->dir, "a.doc", 1)) != 0) {
-        fprintf(stderr, "test_memory: %lld bytes read in while mapped inputs read "
-                        "positionally\n", (long long)got);
+        fprintf(stderr,
+                "test_memory: %lld bytes read in while mapped inputs read "
+                "positionally\n",
+                (long long)got);
         goto out;
     }
     nd_close(doc);

@@ -109,7 +109,8 @@ static void no_directory_and_no_name(void **state)
     tst_env *env = *state;
     assert_int_equal(ND_IO_MMAP | ND_IO_WARM | ND_IO_RANDOM,
                      nd_policy_input(0, "_0.tim", ND_USE_SEARCH, 0, -1));
-    assert_int_equal(ND_IO_MMAP | ND_IO_WARM, nd_policy_input(env->dir, NULL, ND_USE_SEARCH, 0, -1));
+    assert_int_equal(ND_IO_MMAP | ND_IO_WARM,
+                     nd_policy_input(env->dir, NULL, ND_USE_SEARCH, 0, -1));
     assert_int_equal(ND_IO_MMAP | ND_IO_WARM, nd_policy_input(0, NULL, ND_USE_SEARCH, 0, -1));
     assert_int_equal(ND_IO_SEQUENTIAL, nd_policy_input(0, NULL, ND_USE_READ_ONCE, 0, -1));
     assert_int_equal(ND_IO_MERGE, nd_policy_input(0, NULL, ND_USE_MERGE, 1 << 30, -1));

@@ -70,11 +70,10 @@ typedef char
                      ND_E_NO_MEMORY == -12 && ND_E_TOO_MANY_OPEN == -13 && ND_E_BUSY == -14)
                         ? 1
                         : -1];
-typedef char
-    nd_flags_frozen[(ND_DIR_CREATE == 1u && ND_IO_RANDOM == 1u && ND_IO_SEQUENTIAL == 2u &&
-                     ND_IO_MERGE == 4u && ND_IO_MMAP == 8u && ND_IO_PRELOAD == 16u &&
-                     ND_IO_REQUIRE_DIRECT == 32u && ND_IO_OVERWRITE == 64u && ND_IO_NOREUSE == 128u &&
-                     ND_IO_WARM == 256u)
-                        ? 1
-                        : -1];
+typedef char nd_flags_frozen[(ND_DIR_CREATE == 1u && ND_IO_RANDOM == 1u && ND_IO_SEQUENTIAL == 2u &&
+                              ND_IO_MERGE == 4u && ND_IO_MMAP == 8u && ND_IO_PRELOAD == 16u &&
+                              ND_IO_REQUIRE_DIRECT == 32u && ND_IO_OVERWRITE == 64u &&
+                              ND_IO_NOREUSE == 128u && ND_IO_WARM == 256u)
+                                 ? 1
+                                 : -1];
 typedef char nd_handle_is_64_bits[sizeof(nd_handle) == 8 ? 1 : -1];

@@ -717,19 +717,19 @@ static void op_open_input(model *m, src *s)
     static const uint32_t flags_set[] = {0,
                                          ND_IO_MMAP,
                                          ND_IO_MERGE,
-                                         ND_IO_RANDOM,
+                                         ND_IO_RANDOM | ND_IO_WARM,
                                          ND_IO_SEQUENTIAL | ND_IO_PRELOAD,
                                          ND_IO_MMAP | ND_IO_PRELOAD,
                                          ND_IO_MERGE | ND_IO_REQUIRE_DIRECT,
                                          ND_IO_OVERWRITE,
                                          ND_IO_MMAP | ND_IO_REQUIRE_DIRECT,
-                                         0x100u};
+                                         0x200u};
     uint32_t flags = flags_set[u8(s) % 10];
     nd_handle dir = pick_handle(m, s, K_DIR);
     if (valid == -2 || m->n_in == MAX_HANDLES)
         return;
     uint32_t errs = name_errs(valid);
-    if ((flags & (ND_IO_OVERWRITE | 0x100u)) ||
+    if ((flags & (ND_IO_OVERWRITE | 0x200u)) ||
         (flags & (ND_IO_REQUIRE_DIRECT | ND_IO_MMAP)) == (ND_IO_REQUIRE_DIRECT | ND_IO_MMAP))
         errs |= E(ND_E_INVALID_ARGUMENT);
     if (dir != m->dir || dir == 0)

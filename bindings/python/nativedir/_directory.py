@@ -165,7 +165,7 @@ class Directory(_Handle):
         instead of that fallback.
         """
         flags = ((_IO_OVERWRITE if overwrite else 0) | (_IO_MERGE if merge else 0)
-                 | (_IO_REQUIRE_DIRECT if require_direct else 0) | (_IO_WARM if warm else 0))
+                 | (_IO_REQUIRE_DIRECT if require_direct else 0))
         raw = encode_name(name)
         out = ffi.new(_HANDLE_OUT)
         rc = lib.nd_create_output(self._handle(), raw, flags, out)
