@@ -434,13 +434,15 @@ out:
 }
 
 /* ND_IO_WARM, in a child process in a cgroup of its own whose limit leaves the
- * page cache 64 MiB. The directory's files (12 MiB) fit: a search input opened
- * with the flag is read into the cache at open, with no read of the test's,
- * while one that keeps nothing (ND_IO_NOREUSE) and one without the flag (the
- * control) stay out. With mapped inputs read positionally (forced) nothing is
- * read in. Then the directory no longer fits (a sparse file of 1 GiB joins
- * it, on a fresh directory handle: each keeps its verdict for a second) and
- * nothing is read in either. Exit codes: 0 ok, else a failure it prints. */
+ * page cache 64 MiB. The files that count (8 MiB: stored fields do not) take
+ * less than half of it: a search input opened with the flag is read into the
+ * cache at open, with no read of the test's, while one that keeps nothing
+ * (ND_IO_NOREUSE) and one without the flag (the control) stay out. With mapped
+ * inputs read positionally (forced) nothing is read in. Stored fields do not
+ * count (1 GiB of them, sparse, join the directory, and the input is read in
+ * again, on a fresh directory handle: each keeps its verdict for a second);
+ * then the directory no longer fits (1 GiB of a file that counts) and nothing
+ * is read in either. Exit codes: 0 ok, else a failure it prints. */
 typedef struct {
     const char *dir;
     ndml_cgroup cg;
@@ -530,30 +532,47 @@ static int warm_child(void *arg)
     }
     nd_close(doc);
     doc = 0;
-    /* the directory no longer fits: 1 GiB more, of no page, for the limit's 64 MiB */
-    tst_join(path, sizeof path, ctx->dir, "huge");
-    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0 || ftruncate(fd, (off_t)1 << 30) != 0) {
-        fprintf(stderr, "test_memory: a sparse file: %s\n", strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        goto out;
+    /* Stored fields do not count: they are never read in. With 1 GiB of them
+     * (sparse: no page), for the limit's 64 MiB, the rest still fits. Then
+     * 1 GiB of a file that counts, and the directory no longer fits. */
+    static const char *const sparse[] = {"h.fdt", "huge"};
+    for (int k = 0; k < 2; k++) {
+        tst_join(path, sizeof path, ctx->dir, sparse[k]);
+        int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        if (fd < 0 || ftruncate(fd, (off_t)1 << 30) != 0) {
+            fprintf(stderr, "test_memory: a sparse file: %s\n", strerror(errno));
+            if (fd >= 0)
+                close(fd);
+            goto out;
+        }
+        close(fd);
+        nd_close(dir);
+        dir = 0;
+        tst_join(path, sizeof path, ctx->dir, "a.doc");
+        ndml_evict(path, NULL, NULL, why, sizeof why);
+        if (nd_open_dir(ctx->dir, 0, &dir) != ND_OK ||
+            nd_open_input(dir, "a.doc", ND_IO_MMAP | ND_IO_WARM, &doc) != ND_OK) {
+            fprintf(stderr, "test_memory: open: %s\n", nd_last_error_message());
+            goto out;
+        }
+        got = cached_after(ctx->dir, "a.doc", k == 0 ? 5 : 1);
+        if (k == 0 && got != 4 * MiB) {
+            fprintf(stderr,
+                    "test_memory: beside 1 GiB of stored fields: %lld of the 4 MiB read "
+                    "in 5 s after its open\n",
+                    (long long)got);
+            goto out;
+        }
+        if (k == 1 && got != 0) {
+            fprintf(stderr, "test_memory: %lld bytes read in of a directory that does not fit\n",
+                    (long long)got);
+            goto out;
+        }
+        nd_close(doc);
+        doc = 0;
     }
-    close(fd);
-    nd_close(dir);
-    dir = 0;
-    if (nd_open_dir(ctx->dir, 0, &dir) != ND_OK ||
-        nd_open_input(dir, "a.doc", ND_IO_MMAP | ND_IO_WARM, &doc) != ND_OK) {
-        fprintf(stderr, "test_memory: open: %s\n", nd_last_error_message());
-        goto out;
-    }
-    if ((got = cached_after(ctx->dir, "a.doc", 1)) != 0) {
-        fprintf(stderr, "test_memory: %lld bytes read in of a directory that does not fit\n",
-                (long long)got);
-        goto out;
-    }
-    fprintf(stderr, "test_memory: warm: nothing read in while positional, nor of a directory "
-                    "that does not fit\n");
+    fprintf(stderr, "test_memory: warm: read in beside 1 GiB of stored fields; nothing read "
+                    "in while positional, nor of a directory that does not fit\n");
     rc = 0;
 out:
     if (doc != 0)

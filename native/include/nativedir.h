@@ -181,15 +181,16 @@ ND_EXTERN int32_t nd_lock(nd_handle dir, const char *name, nd_handle *out_lock);
  * skips it, so that it does not evict the pages that are read again; its buffer
  * holds a whole block (16 KiB), read in one call. */
 #define ND_IO_NOREUSE 128u
-/* A search input: while the files of its directory, together, fit in the page
- * cache the process may use (its memory cgroup's limit, else the machine's
- * memory, less what it uses for anything else), the whole file is read into
- * the cache at open, in reads queued at once, without waiting for them; so an
- * index that fits is as fast from its first query as once warm, where faults
- * would bring it in a page or a read-around at a time. Where the files do not
- * fit, or the limit is unknown, it does nothing; nor with ND_IO_NOREUSE,
- * ND_IO_SEQUENTIAL, ND_IO_MERGE or ND_IO_PRELOAD, or while mapped inputs are
- * read positionally (nd_memory_mode). */
+/* A search input: while the files of its directory that searches read again
+ * (all but those nd_policy_input gives ND_IO_NOREUSE), together, take at most
+ * half the page cache the process may use (its memory cgroup's limit, else the
+ * machine's memory, less what it uses for anything else), the whole file is
+ * read into the cache at open, in reads queued at once, without waiting for
+ * them; so an index that fits is as fast from its first query as once warm,
+ * where faults would bring it in a page or a read-around at a time. Where they
+ * do not fit, or the limit is unknown, it does nothing; nor with
+ * ND_IO_NOREUSE, ND_IO_SEQUENTIAL, ND_IO_MERGE or ND_IO_PRELOAD, or while
+ * mapped inputs are read positionally (nd_memory_mode). */
 #define ND_IO_WARM 256u
 
 /** What an input or output actually does, as reported by nd_input_strategy/nd_output_strategy. */

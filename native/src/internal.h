@@ -186,10 +186,15 @@ typedef struct {
     _Atomic int32_t fits;
 } nd_dir;
 
-/* fits.c: 1 if the files of `d`, together, fit in the page cache the process
- * may use now (nd__memory_room), else 0; found afresh at most once a second
- * per directory (a listing and a stat of each file). */
+/* fits.c: 1 if the files of `d` that searches read again (all but those
+ * nd__policy_read_per_use names), together, take at most half the page cache
+ * the process may use now (nd__memory_room), else 0; found afresh at most once
+ * a second per directory (a listing and a stat of each file). */
 int nd__dir_fits(nd_dir *d);
+
+/* policy.c: 1 if a search reads `name` a block per use (nd_policy_input gives
+ * it ND_IO_NOREUSE: stored fields, term vectors), else 0. */
+int nd__policy_read_per_use(const char *name);
 
 typedef struct {
     nd_object base;

@@ -47,6 +47,11 @@ static uint32_t search_flags(const char *name)
     return 0;
 }
 
+int nd__policy_read_per_use(const char *name)
+{
+    return (search_flags(name) & ND_IO_NOREUSE) != 0;
+}
+
 /* The checks both calls share; on success the merge is large or not. */
 static int32_t policy_check(nd_handle dir, const char *name, int32_t use, int64_t merge_bytes,
                             int64_t min_direct, int *large_merge)
