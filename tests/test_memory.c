@@ -433,6 +433,22 @@ out:
     return rc;
 }
 
+/* The cgroup tests' reasons to skip: an emulator (ND_TEST_EMULATOR), which keeps the
+ * kernel's view of the process's memory from it, and no cgroup to be made here. */
+static int under_emulator(void)
+{
+    const char *emu = getenv("ND_TEST_EMULATOR");
+    return emu != NULL && emu[0] != '\0';
+}
+
+static void say_no_cgroup(const char *error)
+{
+    fprintf(stderr,
+            "test_memory: SKIPPED: no memory cgroup can be made here (root and "
+            "cgroup v1's memory controller or cgroup v2 are needed): %s\n",
+            error);
+}
+
 /* ND_IO_WARM, in a child process in a cgroup of its own whose limit leaves the
  * page cache 64 MiB. The files that count (8 MiB: stored fields do not) take
  * less than half of it: a search input opened with the flag is read into the
@@ -589,7 +605,7 @@ out:
 static void warm_reads_in_what_fits(void **state)
 {
     tst_env *env = *state;
-    if (getenv("ND_TEST_EMULATOR") != NULL && getenv("ND_TEST_EMULATOR")[0] != '\0') {
+    if (under_emulator()) {
         tst_loud_skip("ND_IO_WARM reading a file in",
                       "running under an emulator, which does not hand madvise to the kernel");
         skip();
@@ -599,10 +615,7 @@ static void warm_reads_in_what_fits(void **state)
     free(tst_put_random(env, "c.pos", 4u << 20, 53));
     warm_ctx ctx = {.dir = env->dir_path};
     if (ndml_create(&ctx.cg, "nd-test-warm") != 0) {
-        fprintf(stderr,
-                "test_memory: SKIPPED: no memory cgroup can be made here (root and "
-                "cgroup v1's memory controller or cgroup v2 are needed): %s\n",
-                ctx.cg.error);
+        say_no_cgroup(ctx.cg.error);
         skip();
     }
     int32_t old = set_mode(ND_MEMORY_AUTO);
@@ -616,7 +629,7 @@ static void warm_reads_in_what_fits(void **state)
 static void auto_mode_follows_the_page_cache(void **state)
 {
     tst_env *env = *state;
-    if (getenv("ND_TEST_EMULATOR") != NULL && getenv("ND_TEST_EMULATOR")[0] != '\0')
+    if (under_emulator())
         skip(); /* the cgroup is the host's; under an emulator the reads are too slow to thrash */
     enum { BIG = 384 << 20, FRESH = 64 << 20 };
     char path[TST_PATH_MAX];
@@ -635,10 +648,7 @@ static void auto_mode_follows_the_page_cache(void **state)
     thrash_ctx ctx = {.dir = env->dir_path};
     if (ndml_create(&ctx.first, "nd-test-memory-first") != 0 ||
         ndml_create(&ctx.cg, "nd-test-memory") != 0) {
-        fprintf(stderr,
-                "test_memory: SKIPPED: no memory cgroup can be made here (root and "
-                "cgroup v1's memory controller or cgroup v2 are needed): %s\n",
-                ctx.first.error[0] != '\0' ? ctx.first.error : ctx.cg.error);
+        say_no_cgroup(ctx.first.error[0] != '\0' ? ctx.first.error : ctx.cg.error);
         ndml_remove(&ctx.first);
         skip();
     }
