@@ -358,7 +358,7 @@ namespace NativeDir.Lucene.Benchmarks
         /// queries numbered below <paramref name="start"/> + <paramref name="common"/> are also
         /// kept apart (<see cref="Drive.CommonLatenciesMs"/>).</summary>
         internal static Drive Search(IndexSearcher searcher, Query[] queries, int threads, long start, long max, double seconds,
-            double rate = 0, long common = 0)
+            double rate = 0, long common = 0, CacheFull full = null)
         {
             long next = start - 1, end = max >= 0 ? start + max : long.MaxValue;
             var sw = Stopwatch.StartNew();
@@ -372,7 +372,8 @@ namespace NativeDir.Lucene.Benchmarks
                 var mine = new List<double>(1024);
                 var myFirst = new List<double>();
                 long h = 0, c0 = ThreadCpu.Ticks(out long s0);
-                for (long i; sw.Elapsed.TotalMilliseconds < deadline && (i = Interlocked.Increment(ref next)) < end;)
+                for (long i; sw.Elapsed.TotalMilliseconds < deadline && full?.Reached != true
+                     && (i = Interlocked.Increment(ref next)) < end;)
                 {
                     long t0 = Stopwatch.GetTimestamp();
                     if (rate > 0)
@@ -401,9 +402,68 @@ namespace NativeDir.Lucene.Benchmarks
             })).ToList();
             ts.ForEach(t => t.Start());
             ts.ForEach(t => t.Join());
+            full?.Dispose();
             var all = lat.SelectMany(a => a).ToArray();
             return new Drive { Queries = all.Length, Hits = hits, Seconds = sw.Elapsed.TotalSeconds, CpuTicks = cpu, SysTicks = sys, LatenciesMs = all,
                 CommonLatenciesMs = first.SelectMany(a => a).ToArray() };
+        }
+
+        /// <summary>The untimed warm-up before a cell's window: the query set once, or
+        /// <see cref="Options.WarmSeconds"/>, or until the cgroup has been at its limit for
+        /// <see cref="Options.FullSeconds"/>. Once the cache is full and has turned over for that
+        /// long, more warm-up changes nothing it holds: a cache of a tenth of the index is full
+        /// within half a second, and the rest of a fixed warm-up was spent searching a cache
+        /// already in its steady state. A cache that never fills (an index that fits) warms for
+        /// the query set or the whole time.</summary>
+        internal static Drive Warm(IndexSearcher searcher, Query[] queries, Options o) =>
+            Search(searcher, queries, o.Threads, 0, queries.Length, o.WarmSeconds,
+                full: o.FullSeconds > 0 ? new CacheFull(o.FullSeconds) : null);
+
+        /// <summary>Whether the cgroup's memory has stayed within a few MiB of its limit for a
+        /// while: sampled every 50 ms from the cgroup's own files (v1 or v2).</summary>
+        internal sealed class CacheFull : IDisposable
+        {
+            private readonly string usage, limit;
+            private readonly Timer timer;
+            private readonly double seconds;
+            private readonly Stopwatch since = new();
+            private volatile bool reached;
+
+            internal CacheFull(double seconds)
+            {
+                this.seconds = seconds;
+                string cg = Environment.GetEnvironmentVariable("ND_MEMLIMIT_CGROUP") ?? "/nonexistent";
+                bool v2 = File.Exists(Path.Combine(cg, "memory.max"));
+                usage = Path.Combine(cg, v2 ? "memory.current" : "memory.usage_in_bytes");
+                limit = Path.Combine(cg, v2 ? "memory.max" : "memory.limit_in_bytes");
+                timer = new Timer(_ => Sample(), null, 0, 50);
+            }
+
+            internal bool Reached => reached;
+
+            private void Sample()
+            {
+                try
+                {
+                    long u = long.Parse(File.ReadAllText(usage).Trim(), CultureInfo.InvariantCulture);
+                    string l = File.ReadAllText(limit).Trim();
+                    // within 3% of the limit, or 8 MiB: the kernel reclaims a little below it
+                    bool atLimit = l != "max" && long.TryParse(l, NumberStyles.Integer, CultureInfo.InvariantCulture, out long lim)
+                        && u >= lim - Math.Max(8L << 20, lim / 33);
+                    if (!atLimit)
+                        since.Reset();
+                    else if (!since.IsRunning)
+                        since.Start();
+                    if (since.Elapsed.TotalSeconds >= seconds)
+                        reached = true;
+                }
+                catch (Exception e) when (e is IOException or UnauthorizedAccessException or FormatException)
+                {
+                    // no cgroup to read: the warm-up runs its full course
+                }
+            }
+
+            public void Dispose() => timer.Dispose();
         }
 
         internal sealed class Options
@@ -423,6 +483,7 @@ namespace NativeDir.Lucene.Benchmarks
             internal Kind[] OneRoundKinds = { Kind.MMap, Kind.NIOFS };
             internal int Threads = 4;
             internal double WarmSeconds = 3; // the query set once, or this long: a cold cache fills
+            internal double FullSeconds = 1; // or until the cache has been full this long (Warm)
             internal double WindowSeconds = 1.5;
             // A search cell's window starts at the first query for every directory, and its p99 is
             // that of its first CommonQueries queries: the same queries for all (the slowest
@@ -563,7 +624,7 @@ namespace NativeDir.Lucene.Benchmarks
             using (DirectoryReader reader = DirectoryReader.Open(dir))
             {
                 var searcher = new IndexSearcher(reader);
-                Drive warm = Search(searcher, queries, o.Threads, 0, queries.Length, o.WarmSeconds);
+                Drive warm = Warm(searcher, queries, o);
                 warmHits = warm.Queries == queries.Length ? warm.Hits : -1;
                 cell["warm_queries"] = warm.Queries;
                 cell["warm_seconds"] = Math.Round(warm.Seconds, 3);
@@ -664,7 +725,7 @@ namespace NativeDir.Lucene.Benchmarks
             using (DirectoryReader reader = DirectoryReader.Open(dir))
             {
                 var searcher = new IndexSearcher(reader);
-                Drive warm = Search(searcher, queries, o.Threads, 0, queries.Length, o.WarmSeconds);
+                Drive warm = Warm(searcher, queries, o);
                 cell["warm_queries"] = warm.Queries;
                 long next = warm.Queries - 1;
                 var sw = Stopwatch.StartNew();
@@ -821,7 +882,7 @@ namespace NativeDir.Lucene.Benchmarks
             using LuceneDirectory dir = Open(k, idx.Path);
             using DirectoryReader reader = DirectoryReader.Open(dir);
             var searcher = new IndexSearcher(reader);
-            Drive warm = Search(searcher, queries, o.Threads, 0, queries.Length, o.WarmSeconds);
+            Drive warm = Warm(searcher, queries, o);
             cell["warm_queries"] = warm.Queries;
             // the commit's files (a killed run may have left others, which the writer deletes)
             var original = new HashSet<string>(reader.IndexCommit.FileNames, StringComparer.Ordinal);
@@ -1044,7 +1105,7 @@ namespace NativeDir.Lucene.Benchmarks
                 ["index_bytes"] = idx.Bytes, ["docs"] = idx.Docs, ["segments"] = idx.Segments,
                 ["index_reused"] = idx.Reused, ["build_seconds"] = Math.Round(idx.BuildSeconds, 1), ["key"] = Path.GetFileName(idx.Path),
                 ["threads"] = o.Threads, ["queries"] = queries.Length, ["vocabulary"] = o.Vocabulary,
-                ["warm_seconds"] = o.WarmSeconds, ["window_seconds"] = o.WindowSeconds, ["merge_seconds"] = o.MergeSeconds,
+                ["warm_seconds"] = o.WarmSeconds, ["full_seconds"] = o.FullSeconds, ["window_seconds"] = o.WindowSeconds, ["merge_seconds"] = o.MergeSeconds,
                 ["merge_rate"] = o.MergeRate, ["merge_rounds"] = o.MergeRounds,
                 ["merge_limit_pcts"] = o.MergeLimits.Select(l => Math.Round(l * 100)).ToArray(), ["rounds"] = o.Rounds,
                 ["device"] = o.Device, ["one_round_kinds"] = o.OneRoundKinds.Select(k => k.ToString()).ToArray(),

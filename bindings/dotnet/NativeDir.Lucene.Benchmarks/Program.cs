@@ -79,7 +79,7 @@ namespace NativeDir.Lucene.Benchmarks
         }
 
         /// <summary>--ltm-cache DIR [--ltm-build] [--verify | --quick] [--out F] [--ltm-kinds K,K]
-        /// [--ltm-tight-kinds K,K|none] [--ltm-limits P,P|none] [--ltm-rounds N] [--ltm-window S] [--ltm-merge-window S] [--ltm-merge-rate Q] [--ltm-paced-rate Q] [--ltm-paced-queries N] [--ltm-merge-rounds N] [--ltm-merge-limits P,P|none] [--ltm-device LABEL] [--ltm-docs N] [--no-merges] [--no-settle]: the
+        /// [--ltm-tight-kinds K,K|none] [--ltm-limits P,P|none] [--ltm-rounds N] [--ltm-warm S] [--ltm-full S] [--ltm-window S] [--ltm-merge-window S] [--ltm-merge-rate Q] [--ltm-paced-rate Q] [--ltm-paced-queries N] [--ltm-merge-rounds N] [--ltm-merge-limits P,P|none] [--ltm-device LABEL] [--ltm-docs N] [--no-merges] [--no-settle]: the
         /// larger-than-memory search and search-while-merging cells (LargerThanMemory.cs), the
         /// index cached in DIR; --ltm-build builds it and nothing else.</summary>
         private static int Ltm(string[] args, string cache, string dir)
@@ -119,6 +119,8 @@ namespace NativeDir.Lucene.Benchmarks
                 o.WindowSeconds = double.Parse(window, CultureInfo.InvariantCulture);
             if (Arg(args, "--ltm-warm") is string warm)
                 o.WarmSeconds = double.Parse(warm, CultureInfo.InvariantCulture);
+            if (Arg(args, "--ltm-full") is string full)
+                o.FullSeconds = double.Parse(full, CultureInfo.InvariantCulture);
             if (Arg(args, "--ltm-merge-window") is string mwin)
                 o.MergeSeconds = double.Parse(mwin, CultureInfo.InvariantCulture);
             if (Arg(args, "--ltm-merge-rounds") is string mrounds)
