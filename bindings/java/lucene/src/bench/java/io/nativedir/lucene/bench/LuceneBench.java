@@ -554,7 +554,7 @@ public final class LuceneBench {
         int ran = LTM_ONE_ROUND.contains(k) ? 1 : rounds;
         double[] mineV = Arrays.copyOf(v[k.ordinal()], ran);
         String note = String.format(Locale.ROOT, "%d MiB index (%d docs, 8 segments), %d%% of it "
-            + "(%d MiB) as page cache, %d threads, %.0f s window after %.0f s untimed; p99 %.1f ms",
+            + "(%d MiB) as page cache, %d threads, %.1f s window after %.1f s untimed; p99 %.1f ms",
             bytes >> 20, docs, pct, (long) (bytes * pct / 100.0) >> 20, threads, window, warm,
             median(Arrays.copyOf(p99.get(pct)[k.ordinal()], ran)))
             + (ran < rounds ? String.format(Locale.ROOT, "; %d of %d rounds (far behind at this limit)", ran, rounds) : "");
@@ -739,7 +739,7 @@ public final class LuceneBench {
       }
       if (only == null || only.equals("SearchLargerThanMemory")) {
         b.largerThanMemory(corpus, memlimit, cache != null ? cache : dir.resolve("ltm-cache-java"),
-            quick ? 20_000 : 320_000, quick ? 1 : 3, 2, 2);
+            quick ? 20_000 : 320_000, quick ? 1 : 3, 1.5, 1.5);
       }
       b.write(out.resolve("lucene_java.json"), host);
       System.out.println("wrote " + out.resolve("lucene_java.json") + " (checksum " + b.sink + ")");
