@@ -291,15 +291,21 @@ typedef struct {
     char why[800];
 } thrash_ctx;
 
+/* How much the heap grows just before the mapping thrashes: half the cache's room. */
+#define HEAP_SWING (24 << 20)
+
 /* In a child process that moves between two cgroups of its own. First the
  * control, in the first: with no limit, the same random reads of a file nobody
  * has read yet (major faults, a cache filling) stay on the mapping. Then the
  * process moves to the second, as a supervisor may move a running server, and
  * that one gets a limit of an eighth of the file: the reads turn positional
  * within a few samples, so the library follows the process to the cgroup it
- * is in now (the first one's counters never see this thrashing). A prefetch
- * of a file read once per use then waits for room; reads that keep nothing
- * (ND_IO_NOREUSE) are calm, yet stay positional, the mapping having thrashed.
+ * is in now (the first one's counters never see this thrashing). Its heap
+ * grew by half the cache's room just before, and shrinks back after. A
+ * prefetch of a file read once per use then waits for room; reads that keep
+ * nothing (ND_IO_NOREUSE) are calm, yet stay positional, the mapping having
+ * thrashed, and the room the heap gave back being no more than it had seconds
+ * before the thrash.
  * With the limit raised to four times the file the reads go back to the
  * mapping at once, and stay there while they fault back pages the old limit
  * evicted (refaults, with no pressure now). Exit codes: 0 ok, else a failure
@@ -310,6 +316,7 @@ static int thrash_then_calm(void *arg)
     ndml_cgroup *first = &ctx->first, *cg = &ctx->cg;
     int rc = 1;
     nd_handle dir = 0, in = 0;
+    void *heap = NULL;
     if (ndml_join(first, 0) != 0) {
         fprintf(stderr, "test_memory: cgroup: %s\n", first->error);
         goto out;
@@ -364,6 +371,21 @@ static int thrash_then_calm(void *arg)
         fprintf(stderr, "test_memory: cgroup: %s\n", cg->error);
         goto out;
     }
+    /* The heap swings: samples with the process as it is (the cache empty, so
+     * nothing thrashes yet), then it grows by 24 MiB and the mapping thrashes
+     * with half the room; below, the heap shrinks back. The mapping had that
+     * room seconds ago, so it does not come back for it. */
+    for (int i = 0; i < 2; i++) {
+        nd_input_mapped_now(in);
+        usleep(300 * 1000);
+    }
+    heap = mmap(NULL, HEAP_SWING, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (heap == MAP_FAILED) {
+        heap = NULL;
+        fprintf(stderr, "test_memory: mmap of the heap's swing: %s\n", strerror(errno));
+        goto out;
+    }
+    memset(heap, 1, HEAP_SWING);
     t = read_until(in, len, 0, 10, &x);
     if (t < 0) {
         fprintf(stderr, "test_memory: random reads of a file 8x the cgroup's cache through its "
@@ -387,13 +409,17 @@ static int thrash_then_calm(void *arg)
         nd_close(once);
         goto out;
     }
+    munmap(heap, HEAP_SWING);
+    heap = NULL;
     int stayed = stays(once, once_len, 1, 4, &x,
                        "calm reads that keep nothing went back to the mapping, at the limit "
-                       "where it thrashed");
+                       "where it thrashed, when the heap shrank back to where it was seconds "
+                       "before");
     nd_close(once);
     if (!stayed)
         goto out;
-    fprintf(stderr, "test_memory: 4 s of calm reads that keep nothing stayed positional\n");
+    fprintf(stderr, "test_memory: 4 s of calm reads that keep nothing stayed positional, the "
+                    "heap back to where it was before the thrash\n");
     /* The limit raised to four times the file: the cache may now hold far
      * more than where the mapping thrashed, so it comes back at once, not
      * after the calm period it would need at the same limit. */
@@ -426,6 +452,8 @@ static int thrash_then_calm(void *arg)
     fprintf(stderr, "test_memory: 3 s of refaults far below the limit stayed mapped\n");
     rc = 0;
 out:
+    if (heap != NULL)
+        munmap(heap, HEAP_SWING);
     if (in != 0)
         nd_close(in);
     if (dir != 0)

@@ -35,6 +35,14 @@
  * mapping thrashes again within PROBE_NS of coming back (a level where it
  * always does). A cache that thrashed while no mapping was read (other
  * readers in the process or its cgroup) asks only for CALM_NS of calm.
+ *
+ * "What it could then" is the most the cache could hold at the limit of the
+ * moment it thrashed, with the least memory the process held for anything
+ * else in the HELD_NS before: a heap swings as it fills and is collected (an
+ * indexing thread's by a third or more within a second), and the mapping
+ * that thrashed had that room at times too. Measured at the thrash alone, the
+ * next collection looked like room the mapping never had, brought it back at
+ * once, and it thrashed again.
  */
 #include "internal.h"
 
@@ -68,8 +76,14 @@
  * back, at a second of slow searches each. The limit rising from 10% to 25%
  * gives 2.4 times the room, and from the 10% of a search beside a merge
  * (whose writer was given memory of its own) 1.5 times; a process's own heap
- * moves it by 1.1 times while it searches. */
+ * moves it by 1.1 times while it searches (the swings of a heap that indexes
+ * are left out: HELD_NS). */
 #define ROOM_GROWTH 1.25
+/* How far back the least memory held besides the page cache is looked for
+ * (the top of the file): Lucene.NET indexing beside its searches, at a tenth
+ * of the index, held 90 to 200 MiB within two seconds. */
+#define HELD_NS ((int64_t)8 * 1000 * 1000 * 1000)
+#define HELD_SAMPLES 32 /* HELD_NS of samples SAMPLE_NS apart */
 #define PROBE_NS ((int64_t)10 * 1000 * 1000 * 1000)
 /* After a thrash while the mapping was read, the first calm period: long
  * enough that a level where the mapping thrashes is not probed every few
@@ -98,20 +112,49 @@ static struct {
     int64_t at, calm_since;
     uint64_t refaults, major_faults; /* at `at` */
     int valid, hot;                  /* hot: samples in a row above TIGHT_TURNOVER */
-    int64_t room_then;               /* room() when the mapping last thrashed, or -1 */
+    int64_t room_then;               /* what the cache could hold when the mapping last thrashed, or -1 */
     int64_t mapped_since;            /* when the mapping last came back */
     int64_t calm_needed;             /* the calm period before it comes back */
+    struct {
+        int64_t at, bytes;
+    } held[HELD_SAMPLES]; /* memory held besides the page cache, a ring of the last samples */
+    unsigned held_next;
 } last = {.calm_needed = CALM_NS};
 
 /* The most page cache the process may hold: its limit less the memory it
  * uses for anything else (a cgroup's usage counts its page cache, the
  * machine's memory in use does not); -1 without a limit (the test for calm
  * then needs no more room). */
+static int64_t held(const nd_os_memory *m)
+{
+    return m->used_has_cache ? m->used - (int64_t)m->cache_bytes : m->used;
+}
+
 static int64_t room(const nd_os_memory *m)
+{
+    return m->limit > 0 ? m->limit - held(m) : -1;
+}
+
+/* Keeps this sample's memory held besides the page cache (under `sampler`). */
+static void remember_held(const nd_os_memory *m, int64_t now)
+{
+    last.held[last.held_next].at = now;
+    last.held[last.held_next].bytes = held(m);
+    last.held_next = (last.held_next + 1) % HELD_SAMPLES;
+}
+
+/* What the cache could hold when the mapping thrashed (the top of the file):
+ * the limit now, less the least memory held besides the cache in the last
+ * HELD_NS (this sample's included: remember_held ran first). */
+static int64_t room_at_thrash(const nd_os_memory *m, int64_t now)
 {
     if (m->limit <= 0)
         return -1;
-    return m->limit - (m->used_has_cache ? m->used - (int64_t)m->cache_bytes : m->used);
+    int64_t least = held(m);
+    for (unsigned i = 0; i < HELD_SAMPLES; i++)
+        if (last.held[i].at != 0 && now - last.held[i].at <= HELD_NS && last.held[i].bytes < least)
+            least = last.held[i].bytes;
+    return m->limit - least;
 }
 
 int64_t nd__memory_room(void)
@@ -141,6 +184,7 @@ static void sample(int64_t now)
     atomic_store_explicit(&roomy, m.limit <= 0 || (double)m.used < ROOMY * (double)m.limit,
                           memory_order_relaxed);
     int pressed = !m.used_has_cache || m.limit <= 0 || (double)m.used >= PRESSED * (double)m.limit;
+    remember_held(&m, now);
     if (last.valid && now - last.at > STALE_NS) {
         last.hot = 0;
     } else if (last.valid && now > last.at && m.cache_bytes > 0) {
@@ -158,7 +202,7 @@ static void sample(int64_t now)
                         2 * last.calm_needed < RETRY_MAX_NS ? 2 * last.calm_needed : RETRY_MAX_NS;
                 else
                     last.calm_needed = ours ? MAPPED_CALM_NS : CALM_NS;
-                last.room_then = ours ? room(&m) : -1;
+                last.room_then = ours ? room_at_thrash(&m, now) : -1;
             }
         } else if (turnover >= CALM_TURNOVER) {
             last.calm_since = 0;
