@@ -601,12 +601,21 @@ namespace NativeDir.Lucene.Benchmarks
         /// queries once untimed, then the window.</summary>
         internal static Dictionary<string, object> SearchCell(Kind k, double pct, Built idx, Query[] queries, Options o, out long warmHits)
         {
+            long hits = 0;
+            var cell = InMode(k, () => SearchCellIn(k, pct, idx, queries, o, out hits));
+            warmHits = hits;
+            return cell;
+        }
+
+        /// <summary>Runs a cell in the memory mode its kind forces (<see cref="ModeOf"/>), if any.</summary>
+        private static T InMode<T>(Kind k, Func<T> cell)
+        {
             MemoryMode was = IoPolicy.MemoryMode;
             if (ModeOf(k) is MemoryMode m)
                 IoPolicy.MemoryMode = m;
             try
             {
-                return SearchCellIn(k, pct, idx, queries, o, out warmHits);
+                return cell();
             }
             finally
             {
@@ -874,6 +883,9 @@ namespace NativeDir.Lucene.Benchmarks
         /// slower it would seem to index). At the end the writer is rolled back (the new files
         /// deleted, the index as it was).</summary>
         internal static Dictionary<string, object> MergeCell(Kind k, double pct, Built idx, Source source, Query[] queries, Options o)
+            => InMode(k, () => MergeCellIn(k, pct, idx, source, queries, o));
+
+        private static Dictionary<string, object> MergeCellIn(Kind k, double pct, Built idx, Source source, Query[] queries, Options o)
         {
             Release();
             long left = MemLimit.Evict(idx.Path);
