@@ -291,8 +291,26 @@ typedef struct {
     char why[800];
 } thrash_ctx;
 
+/* The share of the machine's memory that is free (/proc/meminfo), or -1. */
+static double machine_free_share(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (f == NULL)
+        return -1;
+    char line[256];
+    long long total = -1, free_kb = -1, v;
+    while (fgets(line, sizeof line, f) != NULL) {
+        if (sscanf(line, "MemTotal: %lld", &v) == 1)
+            total = v;
+        else if (sscanf(line, "MemFree: %lld", &v) == 1)
+            free_kb = v;
+    }
+    fclose(f);
+    return total > 0 && free_kb >= 0 ? (double)free_kb / (double)total : -1;
+}
+
 /* How much the heap grows just before the mapping thrashes: half the cache's room. */
-#define HEAP_SWING (24 << 20)
+#  define HEAP_SWING (24 << 20)
 
 /* In a child process that moves between two cgroups of its own. First the
  * control, in the first: with no limit, the same random reads of a file nobody
@@ -308,8 +326,9 @@ typedef struct {
  * before the thrash.
  * With the limit raised to four times the file the reads go back to the
  * mapping at once, and stay there while they fault back pages the old limit
- * evicted (refaults, with no pressure now). Exit codes: 0 ok, else a failure
- * the child prints. */
+ * evicted (refaults, with no pressure now). Back at an eighth, they thrash
+ * again, and with no limit at all the machine's memory is the cgroup's.
+ * Exit codes: 0 ok, else a failure the child prints. */
 static int thrash_then_calm(void *arg)
 {
     thrash_ctx *ctx = arg;
@@ -450,6 +469,60 @@ static int thrash_then_calm(void *arg)
     if (!stayed)
         goto out;
     fprintf(stderr, "test_memory: 3 s of refaults far below the limit stayed mapped\n");
+    /* The limit back at an eighth of the file: the mapping thrashes again. Then
+     * the cgroup loses its limit, as a systemd service has none by default: the
+     * machine's memory is its limit now. Where the machine has plenty free,
+     * the pages read back (evicted by the limit the cgroup no longer has) are
+     * no thrashing, and the mapping comes back at once; where it has little,
+     * they are, and the reads stay positional. */
+    /* what the process holds now (more than before under a sanitizer) stays on top */
+    if (ndml_read_stat(cg, &st) != 0) {
+        fprintf(stderr, "test_memory: cgroup: %s\n", cg->error);
+        goto out;
+    }
+    held = st.usage - (st.file > 0 ? st.file : 0);
+    if (ndml_set_limit(cg, (held > 0 ? held : 0) + (48 << 20)) != 0) {
+        fprintf(stderr, "test_memory: cgroup: %s\n", cg->error);
+        goto out;
+    }
+    if (read_until(in, len, 0, 10, &x) < 0) {
+        fprintf(stderr, "test_memory: the limit back at an eighth of the file, the reads did "
+                        "not turn positional in 10 s\n");
+        goto out;
+    }
+    if (ndml_set_limit(cg, -1) != 0) {
+        fprintf(stderr, "test_memory: cgroup: %s\n", cg->error);
+        goto out;
+    }
+    double free_share = machine_free_share();
+    if (free_share >= 0.3) {
+        t = read_until(in, len, 1, 1.5, &x);
+        if (t < 0) {
+            fprintf(stderr,
+                    "test_memory: the limit removed, with %.0f%% of the machine's memory "
+                    "free, the reads did not go back to the mapping in 1.5 s\n",
+                    100 * free_share);
+            goto out;
+        }
+        fprintf(stderr,
+                "test_memory: limit removed, %.0f%% of the machine free: mapped reads "
+                "again after %.2f s\n",
+                100 * free_share, t);
+    } else if (free_share >= 0 && free_share < 0.15) {
+        if (!stays(in, len, 1, 2, &x,
+                   "the limit removed, with little of the machine free, "
+                   "refaults went back to the mapping"))
+            goto out;
+        fprintf(stderr,
+                "test_memory: limit removed, %.0f%% of the machine free: 2 s of "
+                "refaults stayed positional\n",
+                100 * free_share);
+    } else {
+        fprintf(stderr,
+                "test_memory: SKIPPED the cgroup without a limit: %.0f%% of the "
+                "machine's memory is free, near the line where it is pressed\n",
+                100 * free_share);
+    }
     rc = 0;
 out:
     if (heap != NULL)

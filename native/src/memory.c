@@ -53,9 +53,10 @@
  * readers (another directory's searches in the same cgroup); it starts
  * afresh. */
 #define STALE_NS ((int64_t)1000 * 1000 * 1000)
-/* A cgroup whose memory in use (its page cache counted) is below this share
- * of its limit is under no pressure: the pages it reads back in were evicted
- * before (by a lower limit, another reader), not by what it reads now. */
+/* Memory in use (the page cache counted) below this share of its limit (a
+ * cgroup's, else the machine's: nd__os_memory) is under no pressure: the
+ * pages read back in were evicted before (by a lower limit, another reader,
+ * a cgroup the process has left), not by what it reads now. */
 #define PRESSED 0.8
 /* Turnover (pages read in again per second, as a share of the cache) above
  * which the cache thrashes, in TIGHT_SAMPLES samples in a row (a cache that
@@ -112,24 +113,24 @@ static struct {
     int64_t at, calm_since;
     uint64_t refaults, major_faults; /* at `at` */
     int valid, hot;                  /* hot: samples in a row above TIGHT_TURNOVER */
-    int64_t room_then;               /* what the cache could hold when the mapping last thrashed, or -1 */
-    int64_t mapped_since;            /* when the mapping last came back */
-    int64_t calm_needed;             /* the calm period before it comes back */
+    int64_t room_then;    /* what the cache could hold when the mapping last thrashed, or -1 */
+    int64_t mapped_since; /* when the mapping last came back */
+    int64_t calm_needed;  /* the calm period before it comes back */
     struct {
         int64_t at, bytes;
     } held[HELD_SAMPLES]; /* memory held besides the page cache, a ring of the last samples */
     unsigned held_next;
 } last = {.calm_needed = CALM_NS};
 
-/* The most page cache the process may hold: its limit less the memory it
- * uses for anything else (a cgroup's usage counts its page cache, the
- * machine's memory in use does not); -1 without a limit (the test for calm
- * then needs no more room). */
+/* The memory in use for anything but the page cache. */
 static int64_t held(const nd_os_memory *m)
 {
-    return m->used_has_cache ? m->used - (int64_t)m->cache_bytes : m->used;
+    return m->used - (int64_t)m->cache_bytes;
 }
 
+/* The most page cache the process may hold: its limit less the memory in use
+ * for anything else; -1 where no limit is known (the test for calm then needs
+ * no more room). */
 static int64_t room(const nd_os_memory *m)
 {
     return m->limit > 0 ? m->limit - held(m) : -1;
@@ -183,7 +184,7 @@ static void sample(int64_t now)
     int ours = atomic_exchange_explicit(&mapped_reads, 0, memory_order_relaxed);
     atomic_store_explicit(&roomy, m.limit <= 0 || (double)m.used < ROOMY * (double)m.limit,
                           memory_order_relaxed);
-    int pressed = !m.used_has_cache || m.limit <= 0 || (double)m.used >= PRESSED * (double)m.limit;
+    int pressed = m.limit <= 0 || (double)m.used >= PRESSED * (double)m.limit;
     remember_held(&m, now);
     if (last.valid && now - last.at > STALE_NS) {
         last.hot = 0;

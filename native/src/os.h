@@ -158,17 +158,17 @@ int nd__os_file_resident(nd_os_file f, int64_t off, int64_t len);
  * `refaults` counts file pages read back in soon after they were evicted
  * (workingset refaults) and `major_faults` mapped pages faulted in from the
  * device, both since boot, of the process's memory cgroup (Linux, v1 or v2)
- * or, outside one, of the machine; `cache_bytes` is the page cache it holds
- * now, `used` and `limit` its memory in use and what it may use (-1: no
- * limit). `used_has_cache`: `used` counts the page cache (a cgroup's usage),
- * so memory well below `limit` is under no pressure whatever was evicted
- * before; a machine's `used` leaves out the cache, which fills all memory.
- * ND_E_NOT_SUPPORTED where the OS tells none of it. */
+ * or, outside one, of the machine; `used` and `limit` are the memory in use
+ * (the page cache counted) and what the process may use: its cgroup's limit,
+ * or the machine's memory where it has none (in use there: all but what is
+ * free), and `cache_bytes` the page cache within `used`. Memory well below
+ * `limit` is under no pressure, whatever was evicted before. `limit` is -1
+ * where not even the machine's is known. ND_E_NOT_SUPPORTED where the OS
+ * tells none of it. */
 typedef struct {
     uint64_t refaults, major_faults;
     uint64_t cache_bytes;
     int64_t used, limit;
-    int used_has_cache;
 } nd_os_memory;
 int32_t nd__os_memory(nd_os_memory *out);
 /* A monotonic clock in nanoseconds that costs next to nothing to read (a

@@ -108,14 +108,30 @@ static int read_cgroup(cgroup_files *f, char *text, size_t cap)
     return 0;
 }
 
+/* The machine's memory (/proc/meminfo) as a limit: all of it, in use all but
+ * what is free (the page cache counted, as a cgroup's usage counts it), and
+ * the page cache; 0, or -1 where it cannot be read. */
+static int machine(char *text, size_t cap, int64_t *limit, int64_t *used, int64_t *cache)
+{
+    if (slurp("/proc/meminfo", text, cap) <= 0)
+        return -1;
+    int64_t total = field(text, "MemTotal"), free = field(text, "MemFree");
+    int64_t cached = field(text, "Cached");
+    if (total < 0 || free < 0 || cached < 0)
+        return -1;
+    *limit = total * 1024; /* kB */
+    *used = (total - free) * 1024;
+    *cache = cached * 1024;
+    return 0;
+}
+
 int32_t nd__os_memory(nd_os_memory *out)
 {
     static __thread char text[8192];
     cgroup_files f;
     int64_t refaults, majflt, cache, used, limit = -1;
     char num[64];
-    int in_cgroup = read_cgroup(&f, text, sizeof text);
-    if (in_cgroup) {
+    if (read_cgroup(&f, text, sizeof text)) {
         refaults = field(text, f.v1 ? "total_workingset_refault_file" : "workingset_refault_file");
         if (refaults < 0) /* kernels before 5.9 count file and anon refaults together */
             refaults = field(text, f.v1 ? "total_workingset_refault" : "workingset_refault");
@@ -126,6 +142,12 @@ int32_t nd__os_memory(nd_os_memory *out)
         if (slurp(f.limit, num, sizeof num) > 0 && strncmp(num, "max", 3) != 0 &&
             strtoull(num, NULL, 10) < (1ull << 62))
             limit = strtoll(num, NULL, 10);
+        /* A cgroup without a limit (a systemd service's, by default) has the
+         * machine's: its cache is under pressure only when the machine's is,
+         * and the pages it reads back may have been evicted by a limit it no
+         * longer has, or a cgroup it has left. Its own counters stay. */
+        if (limit < 0 && machine(text, sizeof text, &limit, &used, &cache) != 0)
+            limit = -1;
     } else {
         if (slurp("/proc/vmstat", text, sizeof text) <= 0)
             return ND_E_NOT_SUPPORTED;
@@ -133,13 +155,8 @@ int32_t nd__os_memory(nd_os_memory *out)
         if (refaults < 0)
             refaults = field(text, "workingset_refault");
         majflt = field(text, "pgmajfault");
-        if (slurp("/proc/meminfo", text, sizeof text) <= 0)
+        if (refaults < 0 || majflt < 0 || machine(text, sizeof text, &limit, &used, &cache) != 0)
             return ND_E_NOT_SUPPORTED;
-        cache = field(text, "Cached");
-        int64_t total = field(text, "MemTotal"), avail = field(text, "MemAvailable");
-        cache = cache < 0 ? -1 : cache * 1024; /* kB */
-        used = total < 0 || avail < 0 ? -1 : (total - avail) * 1024;
-        limit = total < 0 ? -1 : total * 1024;
     }
     if (refaults < 0 || majflt < 0 || cache < 0 || used < 0)
         return ND_E_NOT_SUPPORTED;
@@ -148,7 +165,6 @@ int32_t nd__os_memory(nd_os_memory *out)
     out->cache_bytes = (uint64_t)cache;
     out->used = used;
     out->limit = limit;
-    out->used_has_cache = in_cgroup;
     return ND_OK;
 }
 
