@@ -59,17 +59,23 @@
  * a cgroup the process has left), not by what it reads now. */
 #define PRESSED 0.8
 /* Turnover (pages read in again per second, as a share of the cache) above
- * which the cache thrashes, in TIGHT_SAMPLES samples in a row (a cache that
- * a search fills after a cold start is not thrashing): Lucene.NET searching
- * an index ten times its cache through mappings turned 2.7 of it over a
- * second on a disk of 8 MiB read-ahead and 0.25-0.6 on one of 128 KiB (where
- * the mapping served 0.6 times the searches of positional reads), one four
- * times its cache 0.0-0.2 while warming and 0.05 once warm. */
-#define TIGHT_TURNOVER 0.25
-#define TIGHT_SAMPLES 2
+ * which the cache thrashes, in TIGHT_SAMPLES samples in a row (three: a
+ * cache that a search fills after a cold start is not thrashing): Lucene.NET
+ * searching an index ten times its cache through mappings turned 2.7 of it
+ * over a second on a disk of 8 MiB read-ahead and 0.25-0.6 on one of 128 KiB
+ * (where the mapping served 0.6 times the searches of positional reads); at
+ * a tenth of the index beside a merge, whose writer's room not yet used held
+ * a cache of a fifth of it, 0.16-0.2 (0.6 times the searches of positional
+ * reads there too); one four times its cache 0.0-0.12 while warming (two or
+ * three samples), 0.05 once warm, and under 0.05 beside a merge. */
+#define TIGHT_TURNOVER 0.15
+#define TIGHT_SAMPLES 3
 /* ...and below which, for CALM_NS, it no longer does: positional reads of an
  * index four times the cache turn over 0.12 of it a second (that level reads
- * best through the mapping), of one ten times the cache 0.7. */
+ * best through the mapping), of one ten times the cache 0.7. A looser bar
+ * than TIGHT_TURNOVER's: positional reads bring in less than the mapping
+ * would at the same level, and how long the calm must last (below) keeps the
+ * two from taking turns. */
 #define CALM_TURNOVER 0.2
 #define CALM_NS ((int64_t)2 * 1000 * 1000 * 1000)
 /* ...see the top of the file: at 10% of the index in cache, Lucene.NET's
