@@ -229,6 +229,26 @@ static double read_until(nd_handle in, int64_t len, int32_t want, double limit, 
     return -1;
 }
 
+/* Random reads of `in` for `seconds`, asking nothing; with a `sampler` (an
+ * input read once per use, mapped), a prefetch of its first block every 64
+ * reads: the library samples the page cache when asked whether memory has
+ * room (a buffered input never asks), and no mapping is read. 0, or -1 if a
+ * read failed. */
+static int read_for(nd_handle in, int64_t len, double limit, uint64_t *x, nd_handle sampler)
+{
+    double t0 = seconds();
+    uint8_t buf[4096];
+    for (unsigned i = 0; seconds() - t0 < limit; i++) {
+        if (sampler != 0 && i % 64 == 0)
+            nd_input_prefetch(sampler, 0, 4096);
+        *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+        int64_t at = (int64_t)((*x >> 20) % (uint64_t)(len - (int64_t)sizeof buf));
+        if (nd_read_bytes(in, at, buf, sizeof buf) != (int64_t)sizeof buf)
+            return -1;
+    }
+    return 0;
+}
+
 /* Whether random reads of `in` stay off mode `other` for `seconds`; if not,
  * says `what` and when. */
 static int stays(nd_handle in, int64_t len, int32_t other, double seconds, uint64_t *x,
@@ -307,6 +327,73 @@ static double machine_free_share(void)
     }
     fclose(f);
     return total > 0 && free_kb >= 0 ? (double)free_kb / (double)total : -1;
+}
+
+/* The cache thrashed by others' reads (a buffered input's: no mapping read)
+ * brings the mapping back after 2 s of calm, and a pause in the reads is no
+ * calm: with the limit at 48 MiB, buffered random reads of `big` (8 times
+ * it, the library asked by a prefetch) thrash the cache; calm reads that
+ * keep nothing (`fresh`, ND_IO_NOREUSE)
+ * for half a second, then none for 2.5 s, then calm reads again stay
+ * positional for 1.2 s (the pause counted as calm would bring the mapping
+ * back at once), and go back to the mapping within 3 s (the control: calm
+ * that is seen does). 0 or -1 (printed). */
+static int pause_is_no_calm(ndml_cgroup *cg, nd_handle dir, uint64_t *x)
+{
+    int rc = -1;
+    nd_handle plain = 0, calm = 0;
+    int64_t len, calm_len;
+    ndml_stat st;
+    if (ndml_read_stat(cg, &st) != 0) {
+        fprintf(stderr, "test_memory: cgroup: %s\n", cg->error);
+        return -1;
+    }
+    int64_t held = st.usage - (st.file > 0 ? st.file : 0);
+    if (ndml_set_limit(cg, (held > 0 ? held : 0) + (48 << 20)) != 0) {
+        fprintf(stderr, "test_memory: cgroup: %s\n", cg->error);
+        return -1;
+    }
+    if (nd_open_input(dir, "big", ND_IO_RANDOM, &plain) != ND_OK ||
+        nd_open_input(dir, "fresh", ND_IO_MMAP | ND_IO_RANDOM | ND_IO_NOREUSE, &calm) != ND_OK) {
+        fprintf(stderr, "test_memory: open: %s\n", nd_last_error_message());
+        goto out;
+    }
+    nd_input_length(plain, &len);
+    nd_input_length(calm, &calm_len);
+    if (read_for(plain, len, 3, x, calm) != 0) {
+        fprintf(stderr, "test_memory: read: %s\n", nd_last_error_message());
+        goto out;
+    }
+    if (nd_input_mapped_now(calm) != 0) {
+        fprintf(stderr, "test_memory: 3 s of buffered random reads of 8x the cache did not "
+                        "thrash it\n");
+        goto out;
+    }
+    if (read_for(calm, calm_len, 0.5, x, 0) != 0) {
+        fprintf(stderr, "test_memory: read: %s\n", nd_last_error_message());
+        goto out;
+    }
+    usleep(2500 * 1000);
+    if (!stays(calm, calm_len, 1, 1.2, x,
+               "after a pause in the reads, the mapping came back without 2 s of calm seen"))
+        goto out;
+    double t = read_until(calm, calm_len, 1, 3, x);
+    if (t < 0) {
+        fprintf(stderr, "test_memory: calm reads after a thrash of others did not bring the "
+                        "mapping back in 3 s\n");
+        goto out;
+    }
+    fprintf(stderr,
+            "test_memory: a pause is no calm: positional 1.2 s after it, mapped again "
+            "%.2f s later\n",
+            1.2 + t);
+    rc = 0;
+out:
+    if (plain != 0)
+        nd_close(plain);
+    if (calm != 0)
+        nd_close(calm);
+    return rc;
 }
 
 /* How much the heap grows just before the mapping thrashes: half the cache's room. */
@@ -523,6 +610,8 @@ static int thrash_then_calm(void *arg)
                 "machine's memory is free, near the line where it is pressed\n",
                 100 * free_share);
     }
+    if (pause_is_no_calm(cg, dir, &x) != 0)
+        goto out;
     rc = 0;
 out:
     if (heap != NULL)

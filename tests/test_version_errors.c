@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,6 +208,72 @@ static void message_survives_successful_calls(void **state)
     assert_string_equal(nd_last_error_message(), before);
 }
 
+/* A call that recovers from a failure of its own leaves the thread's last
+ * failure as it was: the caller never saw that one. An input opened with
+ * ND_IO_WARM measures its directory (a listing, then a stat of each file),
+ * and a file another thread deletes between the two fails its stat, which the
+ * open shrugs off. Each open is on a fresh directory handle (each keeps its
+ * measure for a second), while a thread creates and deletes files there. */
+typedef struct {
+    const char *path;
+    atomic_int stop;
+    long churned;
+} churn_ctx;
+
+static void *churn(void *arg)
+{
+    churn_ctx *c = arg;
+    nd_handle d;
+    if (nd_open_dir(c->path, 0, &d) != ND_OK)
+        return NULL;
+    char name[32];
+    for (unsigned i = 0; !atomic_load(&c->stop); i++) {
+        nd_handle out;
+        snprintf(name, sizeof(name), "churn-%u", i % 64);
+        if (nd_create_output(d, name, 0, &out) == ND_OK) {
+            nd_close(out);
+            c->churned++;
+        }
+        nd_delete_file(d, name);
+    }
+    nd_close(d);
+    return NULL;
+}
+
+static void message_survives_a_recovered_failure(void **state)
+{
+    tst_env *env = *state;
+    nd_handle out, in, dir;
+    static const char data[4096] = {1};
+    assert_status(ND_OK, nd_create_output(env->dir, "data", 0, &out));
+    assert_int_equal(nd_write_bytes(out, data, sizeof(data)), (int64_t)sizeof(data));
+    assert_status(ND_OK, nd_close(out));
+    churn_ctx c = {.path = env->dir_path, .churned = 0};
+    atomic_init(&c.stop, 0);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, churn, &c), 0);
+    char before[1024], after[1024] = "";
+    int changed = -1;
+    for (int i = 0; i < 400 && changed < 0; i++) {
+        assert_status(ND_E_NOT_FOUND, nd_open_input(env->dir, "gone", 0, &in));
+        snprintf(before, sizeof(before), "%s", nd_last_error_message());
+        assert_status(ND_OK, nd_open_dir(env->dir_path, 0, &dir));
+        assert_status(ND_OK, nd_open_input(dir, "data", ND_IO_MMAP | ND_IO_WARM, &in));
+        assert_status(ND_OK, nd_close(in));
+        assert_status(ND_OK, nd_close(dir));
+        if (strcmp(nd_last_error_message(), before) != 0) {
+            snprintf(after, sizeof(after), "%s", nd_last_error_message());
+            changed = i;
+        }
+    }
+    atomic_store(&c.stop, 1);
+    pthread_join(th, NULL);
+    if (changed >= 0)
+        fail_msg("successful opens (the %d-th) changed the last failure from \"%s\" to \"%s\"",
+                 changed, before, after);
+    assert_true(c.churned > 0);
+}
+
 /* ---- thread-locality ---- */
 
 typedef struct {
@@ -291,6 +358,8 @@ int main(void)
                                         tst_teardown),
         cmocka_unit_test_setup_teardown(library_failures_have_no_os_error, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(message_survives_successful_calls, tst_setup, tst_teardown),
+        cmocka_unit_test_setup_teardown(message_survives_a_recovered_failure, tst_setup,
+                                        tst_teardown),
         cmocka_unit_test_setup_teardown(last_error_is_per_thread, tst_setup, tst_teardown),
         cmocka_unit_test_setup_teardown(long_names_do_not_overflow_the_message, tst_setup,
                                         tst_teardown),

@@ -10,7 +10,7 @@
 
 #include "internal.h"
 
-#define ND_MESSAGE_CAP 1024
+#define ND_MESSAGE_CAP sizeof(((nd_error_state *)0)->message)
 
 static _Thread_local char tl_message[ND_MESSAGE_CAP];
 static _Thread_local int tl_os_error;
@@ -117,4 +117,18 @@ int32_t nd__fail_again(int32_t status, const char *fmt, ...)
     tl_os_error = os_error;
     tl_has_error = 1;
     return status;
+}
+
+void nd__error_save(nd_error_state *s)
+{
+    memcpy(s->message, tl_message, sizeof(s->message));
+    s->os_error = tl_os_error;
+    s->has_error = tl_has_error;
+}
+
+void nd__error_restore(const nd_error_state *s)
+{
+    memcpy(tl_message, s->message, sizeof(tl_message));
+    tl_os_error = s->os_error;
+    tl_has_error = s->has_error;
 }

@@ -50,8 +50,13 @@ int nd__dir_fits(nd_dir *d)
     int fits = 0;
     int64_t room = nd__memory_room();
     if (room > 0) {
+        /* a listing or a stat that fails (a file deleted meanwhile) is the open's
+         * to shrug off, not the caller's last failure */
+        nd_error_state kept;
+        nd__error_save(&kept);
         sizes s = {d->os, 0};
         fits = nd__os_dir_list(d->os, add_size, &s) == ND_OK && s.bytes <= room / 2;
+        nd__error_restore(&kept);
     }
     atomic_store_explicit(&d->fits, fits, memory_order_relaxed);
     atomic_store_explicit(&d->fits_at, now != 0 ? now : 1, memory_order_release);

@@ -65,6 +65,16 @@ static inline int64_t nd__in_call(const char *call, int64_t status)
 /* Re-records this thread's last failure with a new lead-in ("lead-in: old
  * message"), keeping its OS error; returns `status`. */
 int32_t nd__fail_again(int32_t status, const char *fmt, ...) ND_PRINTF(2, 3);
+/* The thread's last failure, kept across a step whose own failure the call
+ * recovers from and the caller never sees (a file that vanished while a
+ * directory was measured): nd_last_error_message() describes the last call
+ * that failed, not a step of one that did not. */
+typedef struct {
+    char message[1024];
+    int os_error, has_error;
+} nd_error_state;
+void nd__error_save(nd_error_state *s);
+void nd__error_restore(const nd_error_state *s);
 /* The status an OS error maps to. */
 int32_t nd__status_from_os(int os_error);
 /* Text for an OS error (strerror / FormatMessage) into buf. */

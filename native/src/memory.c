@@ -51,7 +51,9 @@
 /* A sample this long after the last one says nothing of the library's reads:
  * none asked meanwhile, and the counters moved for the process's other
  * readers (another directory's searches in the same cgroup); it starts
- * afresh. */
+ * afresh, and so does a calm period: a pause in the reads is no calm (a
+ * mapping that thrashed before it thrashes after it, if nothing changed;
+ * and if the room did, that brings it back at once). */
 #define STALE_NS ((int64_t)1000 * 1000 * 1000)
 /* Memory in use (the page cache counted) below this share of its limit (a
  * cgroup's, else the machine's: nd__os_memory) is under no pressure: the
@@ -194,6 +196,7 @@ static void sample(int64_t now)
     remember_held(&m, now);
     if (last.valid && now - last.at > STALE_NS) {
         last.hot = 0;
+        last.calm_since = 0; /* calm is seen, not assumed: nothing was read meanwhile */
     } else if (last.valid && now > last.at && m.cache_bytes > 0) {
         double per_byte = 4096.0 * 1e9 / (double)(now - last.at) / (double)m.cache_bytes;
         double turnover = pressed ? (double)(m.refaults - last.refaults) * per_byte : 0;
