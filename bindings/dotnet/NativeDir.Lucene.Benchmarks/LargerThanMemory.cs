@@ -410,11 +410,13 @@ namespace NativeDir.Lucene.Benchmarks
 
         /// <summary>The untimed warm-up before a cell's window: the query set once, or
         /// <see cref="Options.WarmSeconds"/>, or until the cgroup has been at its limit for
-        /// <see cref="Options.FullSeconds"/>. Once the cache is full and has turned over for that
-        /// long, more warm-up changes nothing it holds: a cache of a tenth of the index is full
-        /// within half a second, and the rest of a fixed warm-up was spent searching a cache
-        /// already in its steady state. A cache that never fills (an index that fits) warms for
-        /// the query set or the whole time.</summary>
+        /// <see cref="Options.FullSeconds"/>. A cache of a tenth of the index is full within half a
+        /// second, and the rest of a fixed warm-up searched a cache in its steady state. Two
+        /// seconds, not one: a directory that adapts to the memory it has (NativeFSDirectory's
+        /// reads turn positional once the full cache thrashes, three samples of 250 ms) then
+        /// fills the cache with what its new reads keep before the window; with one, its window
+        /// at 10% started 0.8-1.0x its steady rate. A cache that never fills (an index that
+        /// fits) warms for the query set or the whole time.</summary>
         internal static Drive Warm(IndexSearcher searcher, Query[] queries, Options o) =>
             Search(searcher, queries, o.Threads, 0, queries.Length, o.WarmSeconds,
                 full: o.FullSeconds > 0 ? new CacheFull(o.FullSeconds) : null);
@@ -483,7 +485,7 @@ namespace NativeDir.Lucene.Benchmarks
             internal Kind[] OneRoundKinds = { Kind.MMap, Kind.NIOFS };
             internal int Threads = 4;
             internal double WarmSeconds = 3; // the query set once, or this long: a cold cache fills
-            internal double FullSeconds = 1; // or until the cache has been full this long (Warm)
+            internal double FullSeconds = 2; // or until the cache has been full this long (Warm)
             internal double WindowSeconds = 1.5;
             // A search cell's window starts at the first query for every directory, and its p99 is
             // that of its first CommonQueries queries: the same queries for all (the slowest
