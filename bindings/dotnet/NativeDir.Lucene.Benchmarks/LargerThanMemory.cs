@@ -414,9 +414,9 @@ namespace NativeDir.Lucene.Benchmarks
         /// second, and the rest of a fixed warm-up searched a cache in its steady state. Two
         /// seconds, not one: a directory that adapts to the memory it has (NativeFSDirectory's
         /// reads turn positional once the full cache thrashes, three samples of 250 ms) then
-        /// fills the cache with what its new reads keep before the window; with one, its window
-        /// at 10% started 0.8-1.0x its steady rate. A cache that never fills (an index that
-        /// fits) warms for the query set or the whole time.</summary>
+        /// fills the cache with what its new reads keep before the window; with one, its cache
+        /// could still hold what the mapping had read when the window began. A cache that never
+        /// fills (an index that fits) warms for the query set or the whole time.</summary>
         internal static Drive Warm(IndexSearcher searcher, Query[] queries, Options o) =>
             Search(searcher, queries, o.Threads, 0, queries.Length, o.WarmSeconds,
                 full: o.FullSeconds > 0 ? new CacheFull(o.FullSeconds) : null);
