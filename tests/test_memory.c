@@ -329,6 +329,25 @@ static double machine_free_share(void)
     return total > 0 && free_kb >= 0 ? (double)free_kb / (double)total : -1;
 }
 
+/* Limits the cgroup to `cache` bytes of page cache on top of what the process
+ * holds now besides the cache (more under a sanitizer's shadow memory), which
+ * cannot be reclaimed; that memory goes to *held. The limit, or -1 (printed). */
+static int64_t limit_cache(ndml_cgroup *cg, int64_t cache, int64_t *held)
+{
+    ndml_stat st;
+    if (ndml_read_stat(cg, &st) != 0) {
+        fprintf(stderr, "test_memory: cgroup: %s\n", cg->error);
+        return -1;
+    }
+    int64_t h = st.usage - (st.file > 0 ? st.file : 0);
+    *held = h > 0 ? h : 0;
+    if (ndml_set_limit(cg, *held + cache) != 0) {
+        fprintf(stderr, "test_memory: cgroup: %s\n", cg->error);
+        return -1;
+    }
+    return *held + cache;
+}
+
 /* The cache thrashed by others' reads (a buffered input's: no mapping read)
  * brings the mapping back after 2 s of calm, and a pause in the reads is no
  * calm: with the limit at 48 MiB, buffered random reads of `big` (8 times
@@ -342,17 +361,9 @@ static int pause_is_no_calm(ndml_cgroup *cg, nd_handle dir, uint64_t *x)
 {
     int rc = -1;
     nd_handle plain = 0, calm = 0;
-    int64_t len, calm_len;
-    ndml_stat st;
-    if (ndml_read_stat(cg, &st) != 0) {
-        fprintf(stderr, "test_memory: cgroup: %s\n", cg->error);
+    int64_t len, calm_len, held;
+    if (limit_cache(cg, 48 << 20, &held) < 0)
         return -1;
-    }
-    int64_t held = st.usage - (st.file > 0 ? st.file : 0);
-    if (ndml_set_limit(cg, (held > 0 ? held : 0) + (48 << 20)) != 0) {
-        fprintf(stderr, "test_memory: cgroup: %s\n", cg->error);
-        return -1;
-    }
     if (nd_open_input(dir, "big", ND_IO_RANDOM, &plain) != ND_OK ||
         nd_open_input(dir, "fresh", ND_IO_MMAP | ND_IO_RANDOM | ND_IO_NOREUSE, &calm) != ND_OK) {
         fprintf(stderr, "test_memory: open: %s\n", nd_last_error_message());
@@ -460,23 +471,12 @@ static int thrash_then_calm(void *arg)
         fprintf(stderr, "test_memory: open: %s\n", nd_last_error_message());
         goto out;
     }
-    /* The cache gets 48 MiB, an eighth of the file; what the process holds itself
-     * (more under a sanitizer's shadow memory) is charged too and cannot be
-     * reclaimed, so it is added on top. */
-    ndml_stat st;
-    if (ndml_read_stat(cg, &st) != 0) {
-        fprintf(stderr, "test_memory: cgroup: %s\n", cg->error);
+    /* The cache gets 48 MiB, an eighth of the file, on top of what the process holds. */
+    int64_t held, limit = limit_cache(cg, 48 << 20, &held);
+    if (limit < 0)
         goto out;
-    }
-    int64_t held = st.usage - (st.file > 0 ? st.file : 0);
-    held = held > 0 ? held : 0;
-    int64_t limit = held + (48 << 20);
     fprintf(stderr, "test_memory: the process holds %lld MiB; limit %lld MiB\n",
             (long long)(held >> 20), (long long)(limit >> 20));
-    if (ndml_set_limit(cg, limit) != 0) {
-        fprintf(stderr, "test_memory: cgroup: %s\n", cg->error);
-        goto out;
-    }
     /* The heap swings: samples with the process as it is (the cache empty, so
      * nothing thrashes yet), then it grows by 24 MiB and the mapping thrashes
      * with half the room; below, the heap shrinks back. The mapping had that
@@ -563,15 +563,8 @@ static int thrash_then_calm(void *arg)
      * no thrashing, and the mapping comes back at once; where it has little,
      * they are, and the reads stay positional. */
     /* what the process holds now (more than before under a sanitizer) stays on top */
-    if (ndml_read_stat(cg, &st) != 0) {
-        fprintf(stderr, "test_memory: cgroup: %s\n", cg->error);
+    if (limit_cache(cg, 48 << 20, &held) < 0)
         goto out;
-    }
-    held = st.usage - (st.file > 0 ? st.file : 0);
-    if (ndml_set_limit(cg, (held > 0 ? held : 0) + (48 << 20)) != 0) {
-        fprintf(stderr, "test_memory: cgroup: %s\n", cg->error);
-        goto out;
-    }
     if (read_until(in, len, 0, 10, &x) < 0) {
         fprintf(stderr, "test_memory: the limit back at an eighth of the file, the reads did "
                         "not turn positional in 10 s\n");
