@@ -146,8 +146,8 @@ int32_t nd__os_memory(nd_os_memory *out)
          * machine's: its cache is under pressure only when the machine's is,
          * and the pages it reads back may have been evicted by a limit it no
          * longer has, or a cgroup it has left. Its own counters stay. */
-        if (limit < 0 && machine(text, sizeof text, &limit, &used, &cache) != 0)
-            limit = -1;
+        if (limit < 0)
+            (void)machine(text, sizeof text, &limit, &used, &cache); /* else it stays -1 */
     } else {
         if (slurp("/proc/vmstat", text, sizeof text) <= 0)
             return ND_E_NOT_SUPPORTED;
