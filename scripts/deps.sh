@@ -4,13 +4,20 @@
 # missing. The .NET SDK is not a Debian package: it must already be on PATH.
 #
 #   scripts/deps.sh           everything (scripts/test.sh)
-#   scripts/deps.sh --bench   only what scripts/bench.sh builds and runs: no cross-builds,
-#                             emulators, sanitizers or checkers (on a new machine, about 60 s
-#                             of installs instead of 100 s, inside the benchmark's 15 minutes)
+#   scripts/deps.sh --bench   only what scripts/bench.sh builds and runs: no arm64 or musl
+#                             cross-builds, sanitizers or checkers (on a new machine, about 60 s
+#                             of installs instead of 100 s)
+#   scripts/deps.sh --list [--bench]   prints the packages, one a line, and installs nothing
 set -euo pipefail
 
-bench_only=0
-[ "${1:-}" = "--bench" ] && bench_only=1
+bench_only=0 list=0
+for a in "$@"; do
+  case "$a" in
+    --bench) bench_only=1 ;;
+    --list) list=1 ;;
+    *) echo "deps: unknown option $a (--bench, --list)" >&2; exit 2 ;;
+  esac
+done
 
 # the library, its bindings and the benchmark
 bench_packages=(
@@ -22,13 +29,13 @@ bench_packages=(
   liblucene8-java                                             # Lucene 8.8.1 (jars *-8.7.0.jar): nativedir-lucene.jar and its benchmark
   gnuplot-nox fio                                             # benchmark chart, device limits
   mono-complete                                               # the .NET Framework builds' tests and benchmark, on Mono
+  gcc-mingw-w64-x86-64 wine64                                 # Windows cross-build: WindowsDirectory's rows under Wine
 )
 # the tests on top of that
 packages=(
   "${bench_packages[@]}"
   libcmocka-dev strace clang lld libclang-rt-14-dev           # C tests, sanitizers, fuzzing, NativeAOT link
   libfuse3-dev fuse3                                          # C tests in FUSE mounts with 1-4 MiB blocks
-  gcc-mingw-w64-x86-64 wine64                                 # Windows cross-build, tests under Wine
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user       # Linux arm64 cross-build, tests under qemu
   musl-tools                                                  # Linux musl x64 (Alpine) cross-build, tests natively
   gcc-mingw-w64-i686                                          # Windows x86 cross-build
@@ -46,6 +53,10 @@ arm64_packages=(libc6:arm64 libstdc++6:arm64 libssl3:arm64 musl-dev:arm64)
 if ((bench_only)); then
   packages=("${bench_packages[@]}")
   arm64_packages=()
+fi
+if ((list)); then
+  printf '%s\n' "${packages[@]}" "${arm64_packages[@]}"
+  exit 0
 fi
 
 missing=()
