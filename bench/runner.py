@@ -257,6 +257,22 @@ def headlines(suites):
 
 # the memory-limit curves' colours, told apart on screen and in grey
 CURVE_COLORS = ("#7b2fbe", "#009e73", "#56b4e9", "#e69f00", "#d55e00", "#0072b2", "#000000")
+# the runtimes' curves of the same directory class: Lucene (Java)'s are its rows named so
+JAVA_CURVE = re.compile(r"^(nativedir-lucene|Lucene \(Java\)) ")
+
+
+def curve_style(name, earlier, colors):
+    """(colour, dash type, point type) of the memory-limit curve `name`, the curves `earlier`
+    drawn before it. The colour is the directory class's (NativeFSDirectory, MMapDirectory,
+    ...: `colors` keeps those given out), the point the runtime's (a circle for Lucene.NET, a
+    square for Lucene (Java)), and a second device's curve of a directory is dashed: no two
+    curves of one chart look alike, and the same directory reads the same in every runtime."""
+    device = re.sub(r" \(read-ahead [0-9]+ KiB\)$", "", name)
+    m = re.search(r"(\w+Directory)", device)
+    cls = m.group(1) if m else device
+    color = colors.setdefault(cls, CURVE_COLORS[len(colors) % len(CURVE_COLORS)])
+    dashed = device != name and any(c.startswith(device + " (") and c != name for c in earlier)
+    return color, 2 if dashed else 1, 5 if JAVA_CURVE.match(name) else 7
 
 
 def ltm_curves(groups):
@@ -529,14 +545,10 @@ def summary_chart(cells, groups, path):
                 f = os.path.join(tmp, "ltm%d.dat" % i)
                 with open(f, "w", encoding="utf-8") as fh:
                     fh.writelines("%g %.6g\n" % p for p in pts)
-                # one colour per directory; a second device's curve of it dashed
-                base = re.sub(r" \(read-ahead [0-9]+ KiB\)$", "", d)
-                color = colors.setdefault(base, CURVE_COLORS[len(colors) % len(CURVE_COLORS)])
-                dashed = base != d and any(c.startswith(base + " (") and c != d
-                                           for c in list(curves)[:i])
+                color, dash, point = curve_style(d, list(curves)[:i], colors)
                 # the key is narrow: the directory's name without its package's
-                plots.append("%s using 1:2 with linespoints lw 2 pt 7 ps 1.3 lc rgb '%s' dt %d "
-                             "title %s" % (gp_str(f), color, 2 if dashed else 1,
+                plots.append("%s using 1:2 with linespoints lw 2 pt %d ps 1.3 lc rgb '%s' dt %d "
+                             "title %s" % (gp_str(f), point, color, dash,
                                            gp_str(re.sub(r"^(NativeDir\.Lucene|Lucene\.NET) ", "", d))))
             script.append("plot " + ", ".join(plots))
         script.append("unset multiplot")

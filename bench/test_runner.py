@@ -185,6 +185,20 @@ def main():
         if "higher is better" not in mod.panel_title("g", [{"unit": "IOPS"}]) or \
                 "lower is better" not in mod.panel_title("g", [{"unit": "ms"}, {"unit": "IOPS"}]):
             fail("the chart titles a rate group's direction wrongly")
+        # the memory-limit curves of a full run, as the runner orders them: no two alike, and
+        # one directory class the same colour in every runtime
+        names = ["%s %sDirectory%s" % (pkg, cls, dev)
+                 for pkg, devs in (("Lucene.NET", (" (read-ahead 8192 KiB)", " (read-ahead 128 KiB)")),
+                                   ("Lucene (Java)", ("",)))
+                 for dev in devs for cls in ("NativeFS", "MMap", "NIOFS", "SimpleFS")]
+        colors, styles = {}, {}
+        for i, n in enumerate(names):
+            styles[n] = mod.curve_style(n, names[:i], colors)
+        if len(set(styles.values())) != len(names):
+            fail("two memory-limit curves look alike: %s" % styles)
+        for cls in ("NativeFS", "MMap", "NIOFS", "SimpleFS"):
+            if len({v[0] for n, v in styles.items() if "%sDirectory" % cls in n}) != 1:
+                fail("%sDirectory's curves differ in colour: %s" % (cls, styles))
         with open(os.path.join(d, "chart.png"), "rb") as fh:
             png = fh.read()
         if not png.startswith(b"\x89PNG\r\n\x1a\n") or len(png) < 10000:
