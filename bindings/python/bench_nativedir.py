@@ -766,7 +766,7 @@ class Bench:
                    "rounds": [round(v, 1) for v in t],  # a miss is shown round by round
                    "baseline": baseline, "ratio": None, "target": target, "met": None,
                    "alloc_bytes": None, "note": note,
-                   "cpu_us_per_op": round(statistics.median(cpus[name]), 3)}
+                   "cpu_us_per_op": _median_measured(cpus[name])}
 
         def compare(other: str) -> tuple:
             ratio = round(med / statistics.median(rates[other]), 4)
@@ -844,8 +844,15 @@ def _default_workers() -> int:
     return min(32, (os.cpu_count() or 1) + 4)  # ThreadPoolExecutor's default max_workers
 
 
+def _median_measured(cpus: List[Optional[float]]) -> Optional[float]:
+    """The median CPU per read of the rounds that measured one, or None if none did."""
+    measured = [c for c in cpus if c is not None]
+    return round(statistics.median(measured), 3) if measured else None
+
+
 def _run_fio(fio: str, path: Path, reads: int, cold: bool) -> tuple:
-    """(IOPS, CPU µs per read) of fio at depth 32 on `path`."""
+    """(IOPS, CPU µs per read, or None where fio measured none) of fio at depth 32 on
+    `path`."""
     for engine in list(_FIO_ENGINE):
         cmd = [fio, "--name=nd-python-ring", f"--filename={path}", "--readonly", "--rw=randread",
                "--bs=4k", f"--direct={int(cold)}", "--invalidate=0", "--iodepth=32",
@@ -856,7 +863,11 @@ def _run_fio(fio: str, path: Path, reads: int, cold: bool) -> tuple:
             job = json.loads(proc.stdout[proc.stdout.index("{"):])["jobs"][0]
             rd = job["read"]
             cpu_ms = (job["usr_cpu"] + job["sys_cpu"]) / 100 * rd["runtime"]
-            return rd["iops"], cpu_ms * 1e3 / max(rd["total_ios"], 1)
+            # fio gives its CPU as a share of a runtime in whole milliseconds: a run of a few
+            # milliseconds (the quick run's cached reads) reads as none, which is not measured
+            # rather than free
+            cpu_us = cpu_ms * 1e3 / max(rd["total_ios"], 1) if cpu_ms > 0 else None
+            return rd["iops"], cpu_us
         if engine == "io_uring":  # refused here (old kernel, seccomp): libaio then
             _FIO_ENGINE[:] = ["libaio"]
             return _run_fio(fio, path, reads, cold)
@@ -1090,7 +1101,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         extra = "".join(f"; vs {a['baseline']} {a['ratio_paired']:.3f}" + (
             f" ({a['target']} {'met' if a['met'] else 'NOT met'})" if a.get("target") else "")
             for a in r.get("also", []) if a.get("ratio_paired") is not None)
-        cpu = f"; {r['cpu_us_per_op']:.1f} us CPU/read" if "cpu_us_per_op" in r else ""
+        cpu = f"; {r['cpu_us_per_op']:.1f} us CPU/read" if r.get("cpu_us_per_op") is not None else ""
         print(f"{r['group']:<22} {r['name']:<56} {median:>14} {ratio:>7} {paired:>7}  {target}"
               f"{cpu}{extra}")
     load = os.getloadavg()[0]
