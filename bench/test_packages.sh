@@ -2,9 +2,8 @@
 # The benchmark's packages (scripts/deps.sh --bench) are enough for what its suites build: a tree
 # configured as scripts/bench.sh configures its own, with the jars of the packages that only the
 # tests need out of sight, still has every target a suite builds (each `cmake --build ...
-# --target` of bench/suites.d/*.sh). (A fresh machine installs
-# the benchmark's packages alone, and there a target that also wants a test's jar is not made:
-# the suite fails.)
+# --target` of bench/suites.d/*.sh). A fresh machine installs the benchmark's packages alone, and
+# there a target that also wants a test's jar would not be made: its suite would fail.
 #
 #   test_packages.sh SOURCE_DIR WORK_DIR
 set -euo pipefail
