@@ -267,11 +267,11 @@ def curve_style(name, earlier, colors):
     ...: `colors` keeps those given out), the point the runtime's (a circle for Lucene.NET, a
     square for Lucene (Java)), and a second device's curve of a directory is dashed: no two
     curves of one chart look alike, and the same directory reads the same in every runtime."""
-    device = re.sub(r" \(read-ahead [0-9]+ KiB\)$", "", name)
-    m = re.search(r"(\w+Directory)", device)
-    cls = m.group(1) if m else device
+    bare = re.sub(r" \(read-ahead [0-9]+ KiB\)$", "", name)  # the name without its device
+    m = re.search(r"(\w+Directory)", bare)
+    cls = m.group(1) if m else bare
     color = colors.setdefault(cls, CURVE_COLORS[len(colors) % len(CURVE_COLORS)])
-    dashed = device != name and any(c.startswith(device + " (") and c != name for c in earlier)
+    dashed = bare != name and any(c.startswith(bare + " (") and c != name for c in earlier)
     return color, 2 if dashed else 1, 5 if JAVA_CURVE.match(name) else 7
 
 
