@@ -187,9 +187,12 @@ def main():
             fail("the chart titles a rate group's direction wrongly")
         # the memory-limit curves of a full run, as the runner orders them: no two alike, and
         # one directory class the same colour in every runtime
-        names = ["%s %sDirectory%s" % (pkg, cls, dev)
-                 for pkg, devs in (("Lucene.NET", (" (read-ahead 8192 KiB)", " (read-ahead 128 KiB)")),
-                                   ("Lucene (Java)", ("",)))
+        # (the rows' own names: NativeFSDirectory's package differs from the built-ins')
+        names = ["%s %sDirectory%s" % (mine if cls == "NativeFS" else theirs, cls, dev)
+                 for mine, theirs, devs in (
+                     ("NativeDir.Lucene", "Lucene.NET",
+                      (" (read-ahead 8192 KiB)", " (read-ahead 128 KiB)")),
+                     ("nativedir-lucene", "Lucene (Java)", ("",)))
                  for dev in devs for cls in ("NativeFS", "MMap", "NIOFS", "SimpleFS")]
         colors, styles = {}, {}
         for i, n in enumerate(names):
