@@ -41,7 +41,12 @@ rm -f "$ND_BENCH_OUT"/*.json "$ND_BENCH_OUT"/report.md "$ND_BENCH_OUT"/chart.png
 times=("set-up and build: $SECONDS s")
 t0=$SECONDS
 echo "== C benchmark (bench/nd_bench.c)"
-build/bench/bench/nd_bench "$@" || failed+=("c")
+# this run's C results, for a suite that compares with one of its rows
+if build/bench/bench/nd_bench "$@"; then
+  export ND_BENCH_C_RESULTS="$ND_BENCH_OUT/c.json"
+else
+  failed+=("c")
+fi
 times+=("c: $((SECONDS - t0)) s")
 
 # ---- hook: every other language's benchmark ------------------------------
