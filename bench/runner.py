@@ -17,8 +17,8 @@ everything readable is still reported.
 """
 import json
 import math
-import re
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -323,9 +323,23 @@ def summary_markdown(cells, groups):
     return out
 
 
+def without_rounds(groups):
+    """(group, row) of every row judged per round whose file lacks the rounds that judged it
+    (its own or its baseline's, of the same count): a miss there could not be shown round by
+    round."""
+    return [(g, r) for g, rows in groups.items() for r in rows
+            if re.search(r"per[- ]round", str(r.get("target") or ""))
+            and round_ratios(r, rows)[1] != "ratio"]
+
+
 def misses_markdown(groups):
     missed = [(g, r, rows) for g, rows in groups.items() for r in rows if r.get("met") is False]
     out = ["## Missed targets, round by round", ""]
+    bare = without_rounds(groups)
+    if bare:
+        out += ["Judged per round, but without the rounds in the results (the suite must record "
+                "them, the row's and its baseline's): " +
+                "; ".join("%s / %s / %s" % (r["suite"], g, r["name"]) for g, r in bare) + ".", ""]
     if not missed:
         return out + ["Every target was met.", ""]
     out.append("A round's ratio is the row's figure over its baseline's in the same round; a miss "

@@ -3,8 +3,8 @@
 the same groups, writes report.md and a PNG chart, shows rates (IOPS) as
 higher-is-better with their second comparison, puts a summary first (summary.png
 and a table naming each job it found, with the Lucene.NET memory-limit curves),
-prints a missed row's rounds, and names a broken file with a non-zero exit
-instead of dropping it silently.
+prints a missed row's rounds (and names a row judged per round without them), and
+names a broken file with a non-zero exit instead of dropping it silently.
 
     test_runner.py RUNNER RESULTS_DIR   (RESULTS_DIR holds the smoke run's c.json)
 """
@@ -116,6 +116,16 @@ def main():
                     "to device limit 0.600 0.592 0.608; median 0.600, spread 0.592–0.608")
         if why_also not in misses[1].split("\n## ", 1)[0]:
             fail("a missed second target is not shown against its own row:\n" + misses[1])
+        # a row judged per round whose file lacks the rounds (its own or its baseline's) is
+        # named, so that a miss there can be shown round by round: the memory-limit row at 25%
+        # here has none; the C rows, judged per round too, carry theirs and are not named
+        bare = [l for l in misses[1].split("\n## ", 1)[0].splitlines()
+                if l.startswith("Judged per round, but without the rounds")]
+        if not bare or "lucene / SearchLargerThanMemory / NativeFSDirectory, 25% of the index in " \
+                "memory" not in bare[0]:
+            fail("a row judged per round without its rounds is not named:\n" + misses[1])
+        if "c / " in bare[0] or not any("per round" in str(r.get("target")) for r in c["results"]):
+            fail("rows that carry their rounds are named as lacking them:\n" + bare[0])
         # the summary comes first and names each job it found, with a cell for each
         if not report.startswith("# nativedir benchmark results\n\n![summary") or \
                 report.index("## Summary") > report.index("## Missed targets"):

@@ -50,7 +50,7 @@ def group(name, note, baseline=None, target=None, check=None, qps=None):
              "min": round(min(s), 4), "max": round(max(s), 4), "runs": len(s),
              "baseline": None if d == baseline else NAMES[baseline],
              "ratio": None if d == baseline else round(median(s) / median(t[baseline]), 3),
-             "target": None, "met": None, "alloc_bytes": None,
+             "target": None, "met": None, "alloc_bytes": None, "rounds": s,
              "note": note + (" (the baseline)" if d == baseline else "")}
         if qps:
             r["qps"] = round(qps / (median(s) / 1e3), 1)

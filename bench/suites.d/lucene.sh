@@ -104,19 +104,22 @@ def row(group, name, s, baseline=None, base=None, target=None, met=None, note=No
 def table(group, typ, method, base_dir, target, check, note):
     base = bdn[(typ, method, base_dir)]
     paired = paired_reads.get(method, {})
+    # the rounds of the judged row and of its baseline: the per-round ratios a miss is shown by
+    rounds = paired if paired.get("NativeDir") and paired.get(base_dir) else {}
     for d in DIRS:
         s = bdn[(typ, method, d)]
         if d == base_dir:
-            row(group, NAMES[d], s, note=note)
+            row(group, NAMES[d], s, note=note, **({"rounds": rounds[d]} if rounds else {}))
             continue
         ratio = s["median"] / base["median"]
         mine = d == "NativeDir"
         extra = {}
-        if mine and paired.get(d) and paired.get(base_dir):
+        if mine and rounds:
             # the median of per-round ratios, both read back to back on one CPU (--paired-reads):
             # the verdict, as for the C rows; BenchmarkDotNet's medians stay in the table
             extra["ratio_paired"] = ratio = round(median(
                 [a / b for a, b in zip(paired[d], paired[base_dir])]), 3)
+            extra["rounds"] = paired[d]
         row(group, NAMES[d], s, NAMES[base_dir], base,
             (target + (" (per-round)" if "ratio_paired" in extra else "")) if mine and target else None,
             check(ratio) if mine and check else None, note, **extra)
@@ -134,7 +137,8 @@ table("ConcurrentCloneReads", "FileReads", "ConcurrentCloneReads", "RAM", None, 
 rawname = "raw O_DIRECT write+fsync (C nd_bench, " + raw["name"].split("fsync ")[-1] + ")"
 rawrow = {"median": raw["median"], "min": raw["min"], "max": raw["max"], "runs": raw["runs"],
           "alloc_bytes": None}
-row("WriteSync", rawname, rawrow, note=f"{mib} MiB, no library: the device's limit (same run)")
+row("WriteSync", rawname, rawrow, note=f"{mib} MiB, no library: the device's limit (same run)",
+    **({"rounds": paired_write["raw"]} if paired_write.get("raw") and paired_write.get("NativeDir") else {}))
 nd = bdn[("DeviceLimit", "DirectWriteSync", "nativedir")]
 row("WriteSync", "NativeDir NativeOutput (Merge|RequireDirect) + Sync", nd, rawname, rawrow,
     note="1 MiB writes through the .NET binding, direct I/O required")
@@ -147,6 +151,7 @@ for d in DIRS:
             # the median of per-round ratios to raw O_DIRECT written back to back (--paired-write)
             extra["ratio_paired"] = round(median(
                 [a / b for a, b in zip(paired_write[d], paired_write["raw"])]), 3)
+            extra["rounds"] = paired_write[d]
         # The verdict is the per-round ratio where it was measured: the raw row's median comes
         # from nd_bench minutes before BenchmarkDotNet's, and the device's rate moves by a third
         # between minutes on the development VM; the ratio of medians stays in the table.
@@ -169,6 +174,8 @@ def best_table(group, typ, method, target, check, note, per_op=None, paired=None
         if per_op:
             extra["qps"] = round(per_op / (s["median"] / 1e3), 1)
         mine = d == "NativeDir"
+        if paired and d in (best, "NativeDir"):
+            extra["rounds"] = paired[d]
         if mine and paired:
             # the median of per-round ratios to the same baseline, measured back to back in
             # each round (--paired-index): the disk's slow minutes hit both sides alike
