@@ -513,6 +513,9 @@ namespace NativeDir.Lucene.Benchmarks
             // the merge cell's rounds in each round of the run
             internal int MergeRounds = 1;
             internal int Rounds = 3;
+            // --ltm-interleave N: the run's directories at each limit also search one shared
+            // cache in N alternating windows each (InterleavedCell); 0: not run
+            internal int Interleave = 0;
             // the device the index is on, for the report (lucene_ltm.sh: its name and read-ahead)
             internal string Device = "";
             // the settle cells: how long NativeDir takes to reach the rate of a limit after the
@@ -667,6 +670,55 @@ namespace NativeDir.Lucene.Benchmarks
                 cell["cgroup_file_bytes"] = after.File;
                 cell["cgroup_anon_bytes"] = after.Anon;
                 cell["index_cached_bytes"] = MemLimit.Cached(idx.Path);
+            }
+            return cell;
+        }
+
+        /// <summary>
+        /// The directories of <paramref name="kinds"/> open together on the index under one limit,
+        /// each warmed with the query set once, then searching in <see cref="Options.Interleave"/>
+        /// windows of <see cref="Options.WindowSeconds"/> each, taking turns (the first rotating):
+        /// a steady state in which a slowed CPU or a busy disk hits every directory alike, so the
+        /// per-window ratios tell a difference of a few percent. They share the page cache, so this
+        /// says something only where what they read fits it (100% and 50% of the index).
+        /// </summary>
+        internal static Dictionary<string, object> InterleavedCell(Kind[] kinds, double pct, Built idx, Query[] queries, Options o)
+        {
+            Release();
+            long left = MemLimit.Evict(idx.Path);
+            MemLimit.Stat limit = LimitCache((long)(pct * idx.Bytes) + o.Slack);
+            var cell = Common(kinds[0], pct, idx, limit, left, o.Slack);
+            cell.Remove("directory");
+            cell.Remove("label");
+            cell["kind"] = "interleaved";
+            cell["directories"] = kinds.Select(k => k.ToString()).ToArray();
+            var dirs = kinds.Select(k => Open(k, idx.Path)).ToArray();
+            var readers = dirs.Select(d => DirectoryReader.Open(d)).ToArray();
+            try
+            {
+                var searchers = readers.Select(r => new IndexSearcher(r)).ToArray();
+                foreach (IndexSearcher s in searchers)
+                    Search(s, queries, o.Threads, 0, queries.Length, 60);
+                var qps = kinds.Select(_ => new List<double>()).ToArray();
+                var cpuMs = kinds.Select(_ => new List<double>()).ToArray();
+                for (int w = 0; w < o.Interleave; w++)
+                    for (int j = 0; j < kinds.Length; j++)
+                    {
+                        int i = (w + j) % kinds.Length;
+                        Drive d = Search(searchers[i], queries, o.Threads, 0, -1, o.WindowSeconds);
+                        qps[i].Add(Math.Round(d.Qps, 1));
+                        cpuMs[i].Add(Math.Round(d.CpuTicks / ThreadCpu.TicksPerSecond * 1000 / Math.Max(1, d.Queries), 3));
+                    }
+                cell["window_qps"] = qps.Select(l => l.ToArray()).ToArray();
+                cell["window_cpu_ms_per_query"] = cpuMs.Select(l => l.ToArray()).ToArray();
+                cell["index_cached_bytes"] = MemLimit.Cached(idx.Path);
+            }
+            finally
+            {
+                foreach (DirectoryReader r in readers)
+                    r.Dispose();
+                foreach (LuceneDirectory d in dirs)
+                    d.Dispose();
             }
             return cell;
         }
@@ -1106,6 +1158,16 @@ namespace NativeDir.Lucene.Benchmarks
                         }
                     }
             }
+            for (int li = 0; li < (o.Interleave > 0 ? o.Limits.Length : 0); li++)
+            {
+                var cell = InterleavedCell(o.Kinds, o.Limits[li], idx, queries, o);
+                cells.Add(cell);
+                var q = (double[][])cell["window_qps"];
+                string per = string.Join("  ", o.Kinds.Select((k, i) => $"{k} {NativeDir.Benchmarks.PairedRounds.Median(q[i]):F0}"));
+                string ratios = q.Length > 1 ? "; first/second per window: " + string.Join(" ",
+                    q[0].Zip(q[1], (a, b) => (a / b).ToString("F2", CultureInfo.InvariantCulture))) : "";
+                Console.WriteLine($"  interleaved at {o.Limits[li] * 100:F0}%, {o.Interleave} windows of {o.WindowSeconds} s each: median q/s {per}{ratios}");
+            }
             if (o.Settle)
             {
                 var cell = SettleCell(idx, queries, o);
@@ -1143,10 +1205,17 @@ namespace NativeDir.Lucene.Benchmarks
             }
             int want = Enumerable.Range(0, o.Rounds).Sum(r => o.Limits.Sum(l => SearchKinds(o, l).Count(k => RunsInRound(k, r, o)))
                 + (o.Merges ? o.MergeLimits.Length * o.MergeRounds * MergeKinds(o).Count(k => RunsInRound(k, r, o)) : 0))
-                + (o.Settle ? 1 : 0);
+                + (o.Settle ? 1 : 0) + (o.Interleave > 0 ? o.Limits.Length : 0);
             Ok(cells.Count == want, $"{cells.Count} cells of {want}");
             foreach (var c in cells)
             {
+                if ((string)c["kind"] == "interleaved")
+                {
+                    var q = (double[][])c["window_qps"];
+                    Ok(q.Length == o.Kinds.Length && q.All(w => w.Length == o.Interleave && w.All(v => v > 0)),
+                        $"interleaved at {c["limit_pct"]}%: {string.Join(" / ", q.Select(w => string.Join(" ", w)))} q/s");
+                    continue;
+                }
                 if ((string)c["kind"] == "settle")
                 {
                     Ok(((double[])c["bucket_qps"]).Length > 0, $"settle: {((double[])c["bucket_qps"]).Length} buckets");

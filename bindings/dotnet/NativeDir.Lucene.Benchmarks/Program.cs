@@ -79,7 +79,7 @@ namespace NativeDir.Lucene.Benchmarks
         }
 
         /// <summary>--ltm-cache DIR [--ltm-build] [--verify | --quick] [--out F] [--ltm-kinds K,K]
-        /// [--ltm-tight-kinds K,K|none] [--ltm-limits P,P|none] [--ltm-rounds N] [--ltm-warm S] [--ltm-full S] [--ltm-window S] [--ltm-merge-window S] [--ltm-merge-rate Q] [--ltm-paced-rate Q] [--ltm-paced-queries N] [--ltm-merge-rounds N] [--ltm-merge-limits P,P|none] [--ltm-device LABEL] [--ltm-docs N] [--no-merges] [--no-settle]: the
+        /// [--ltm-tight-kinds K,K|none] [--ltm-limits P,P|none] [--ltm-rounds N] [--ltm-warm S] [--ltm-full S] [--ltm-window S] [--ltm-merge-window S] [--ltm-merge-rate Q] [--ltm-paced-rate Q] [--ltm-paced-queries N] [--ltm-merge-rounds N] [--ltm-merge-limits P,P|none] [--ltm-device LABEL] [--ltm-docs N] [--ltm-interleave N] [--no-merges] [--no-settle]: the
         /// larger-than-memory search and search-while-merging cells (LargerThanMemory.cs), the
         /// index cached in DIR; --ltm-build builds it and nothing else.</summary>
         private static int Ltm(string[] args, string cache, string dir)
@@ -100,6 +100,7 @@ namespace NativeDir.Lucene.Benchmarks
                 o.MergeSeconds = 1.0;
                 o.QueryCount = 200;
                 o.PacedQueries = 100;
+                o.Interleave = verify ? 1 : 0;
                 // the small index's budgets are 2-5 MiB: the slack holds the heap's growth
                 o.Slack = 64L << 20;
                 o.MergeSlack = 96L << 20;
@@ -140,6 +141,8 @@ namespace NativeDir.Lucene.Benchmarks
                     : ml.Split(',').Select(p => double.Parse(p, CultureInfo.InvariantCulture) / 100).ToArray();
             if (Arg(args, "--ltm-device") is string device)
                 o.Device = device;
+            if (Arg(args, "--ltm-interleave") is string il)
+                o.Interleave = int.Parse(il, CultureInfo.InvariantCulture);
             o.Merges = !args.Contains("--no-merges") && o.MergeLimits.Length > 0;
             o.Settle = !args.Contains("--no-settle");
             return LargerThanMemory.Run(cache, shape, Arg(args, "--out") ?? Path.Combine(dir, "ltm.json"), o, verify);
