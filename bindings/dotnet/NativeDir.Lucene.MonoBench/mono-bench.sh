@@ -4,7 +4,7 @@
 # writes on .NET (Lucene.NET 4.8 on Mono cannot read back the term dictionaries it writes: the
 # README's "Mono"). Used by ctest dotnet_lucene_mono_bench_verify and bench/suites.d/lucene-mono.sh.
 #   mono-bench.sh <build-dir> verify
-#   mono-bench.sh <build-dir> run <rounds> <out.json> [--quick]
+#   mono-bench.sh <build-dir> run <rounds> <out.json> [--quick] [--search-rounds N]
 # Exit 77 (after saying why) where mono is not installed.
 set -euo pipefail
 build=$(cd "$1" && pwd) mode=$2
@@ -28,8 +28,8 @@ dotnet build "$src/NativeDir.Lucene.MonoBench.csproj" -c Release -p:Version="$ve
 quick=()
 case "$mode" in
 verify) quick=(--quick) ;;
-run) rounds=$1 out=$2; shift 2; quick=("$@") ;;
-*) echo "usage: mono-bench.sh <build-dir> verify|run <rounds> <out.json> [--quick]" >&2; exit 2 ;;
+run) rounds=$1 out=$2; shift 2; extra=("$@"); for a in "$@"; do [ "$a" = --quick ] && quick=(--quick); done ;;
+*) echo "usage: mono-bench.sh <build-dir> verify|run <rounds> <out.json> [--quick] [--search-rounds N]" >&2; exit 2 ;;
 esac
 scratch=$work/scratch
 rm -rf "$scratch" "$work/index"
@@ -38,5 +38,5 @@ export DOTNET_ROOT=${DOTNET_ROOT:-$(dirname "$(readlink -f "$(command -v dotnet)
 if [ "$mode" = verify ]; then
   mono "$work/out/NativeDir.Lucene.MonoBench.exe" --verify --index "$work/index" --dir "$scratch" --out "$work/verify.json"
 else
-  mono "$work/out/NativeDir.Lucene.MonoBench.exe" --rounds "$rounds" --index "$work/index" --dir "$scratch" --out "$out" ${quick[@]+"${quick[@]}"}
+  mono "$work/out/NativeDir.Lucene.MonoBench.exe" --rounds "$rounds" --index "$work/index" --dir "$scratch" --out "$out" ${extra[@]+"${extra[@]}"}
 fi
