@@ -1039,7 +1039,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                     help="its memory cgroup's limit (default a quarter of the file)")
     ap.add_argument("--ltm-reads", type=int, default=None,
                     help="reads per row per round (default 3000; 300 with --quick)")
-    ap.add_argument("--ltm-runs", type=int, default=None, help="rounds (default 5; 2 with --quick)")
+    ap.add_argument("--ltm-runs", type=int, default=None, help="rounds (default 11; 2 with --quick)")
     ap.add_argument("--memlimit", default=os.path.join(build, "bench", "nd_memlimit") if build
                     else None, help="nd_memlimit (default $ND_BUILD_DIR/bench/nd_memlimit)")
     ap.add_argument("--ltm-child", help=argparse.SUPPRESS)
@@ -1061,7 +1061,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     args.ltm_mib = args.ltm_mib or (64 if args.quick else 1024)
     args.ltm_limit_mib = args.ltm_limit_mib or max(8, args.ltm_mib // 4)
     args.ltm_reads = args.ltm_reads or (300 if args.quick else 3000)
-    args.ltm_runs = args.ltm_runs or (2 if args.quick else 5)
+    # a round is 0.6 s: eleven of them cost seconds, and a slowed CPU takes one round of eleven
+    args.ltm_runs = args.ltm_runs or (2 if args.quick else 11)
     if args.ltm_child:
         args.dir = args.dir.resolve()
         return _ltm_child(args)
