@@ -407,6 +407,109 @@ out:
     return rc;
 }
 
+/* The bytes of `name` in the page cache, after waiting up to `seconds` for all
+ * of them (0: at once). */
+static int64_t cached_after(const char *dir, const char *name, double seconds)
+{
+    char path[TST_PATH_MAX], why[200];
+    tst_join(path, sizeof path, dir, name);
+    int64_t bytes = 0, cached = -1;
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        if (ndml_residency(path, 0, &bytes, &cached, why, sizeof why) != 0)
+            return -1;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        double dt = (double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9;
+        if (cached >= bytes || dt >= seconds)
+            return cached;
+        usleep(20000);
+    }
+}
+
+/* Room is seen at once: a mapping that thrashed comes back as soon as the
+ * cache may hold far more, without waiting for calm reads. `in` is mapped and
+ * positional now, its cache thrashing at an eighth of its file; the limit is
+ * back there, thrashing again, on success. 0 or -1 (printed).
+ * - After a pause in the reads (more than a second without a sample), the
+ *   first read is mapped again if the limit rose meanwhile; the control, the
+ *   same pause at the same limit, stays positional.
+ * - With no pause (the last sample just taken), the limit rises and a
+ *   directory opens at once: the open reads the room, the mapping is back,
+ *   and an input opened ND_IO_WARM is read in at open, as in a process that
+ *   never thrashed. */
+static int room_is_seen_at_once(ndml_cgroup *cg, const char *dir_path, nd_handle in,
+                                int64_t len, int64_t held, uint64_t *x)
+{
+    usleep(1200 * 1000);
+    if (nd_input_mapped_now(in) != 0) {
+        fprintf(stderr, "test_memory: after a pause at the limit where the mapping thrashed, "
+                        "the first read went back to the mapping\n");
+        return -1;
+    }
+    usleep(1200 * 1000);
+    if (ndml_set_limit(cg, held + 4 * len) != 0) {
+        fprintf(stderr, "test_memory: cgroup: %s\n", cg->error);
+        return -1;
+    }
+    if (nd_input_mapped_now(in) != 1) {
+        fprintf(stderr, "test_memory: after a pause in which the limit rose to 4x the file, "
+                        "the first read stayed positional\n");
+        return -1;
+    }
+    fprintf(stderr, "test_memory: after a pause, the first read is mapped again if the limit "
+                    "rose meanwhile, and positional if it did not\n");
+    if (limit_cache(cg, 48 << 20, &held) < 0)
+        return -1;
+    if (read_until(in, len, 0, 10, x) < 0) {
+        fprintf(stderr, "test_memory: the limit back at an eighth of the file, the reads did "
+                        "not turn positional in 10 s\n");
+        return -1;
+    }
+    int rc = -1;
+    nd_handle dir = 0, warm = 0;
+    if (ndml_set_limit(cg, held + 4 * len) != 0) {
+        fprintf(stderr, "test_memory: cgroup: %s\n", cg->error);
+        return -1;
+    }
+    if (nd_open_dir(dir_path, 0, &dir) != ND_OK ||
+        nd_open_input(dir, "big", ND_IO_MMAP | ND_IO_WARM, &warm) != ND_OK) {
+        fprintf(stderr, "test_memory: open: %s\n", nd_last_error_message());
+        goto out;
+    }
+    if (nd_input_mapped_now(in) != 1) {
+        fprintf(stderr, "test_memory: a directory opened just after the limit rose to 4x the "
+                        "file, the reads stayed positional\n");
+        goto out;
+    }
+    int64_t got = cached_after(dir_path, "big", 10);
+    if (got != len) {
+        fprintf(stderr,
+                "test_memory: a search input opened just after the limit rose: %lld of its "
+                "%lld bytes read in 10 s after its open\n",
+                (long long)got, (long long)len);
+        goto out;
+    }
+    fprintf(stderr, "test_memory: the limit risen, a directory opened at once maps and reads "
+                    "its search input in at open\n");
+    nd_close(warm);
+    warm = 0;
+    if (limit_cache(cg, 48 << 20, &held) < 0)
+        goto out;
+    if (read_until(in, len, 0, 10, x) < 0) {
+        fprintf(stderr, "test_memory: the limit back at an eighth of the file, the reads did "
+                        "not turn positional in 10 s\n");
+        goto out;
+    }
+    rc = 0;
+out:
+    if (warm != 0)
+        nd_close(warm);
+    if (dir != 0)
+        nd_close(dir);
+    return rc;
+}
+
 /* How much the heap grows just before the mapping thrashes: half the cache's room. */
 #  define HEAP_SWING (24 << 20)
 
@@ -570,6 +673,8 @@ static int thrash_then_calm(void *arg)
                         "not turn positional in 10 s\n");
         goto out;
     }
+    if (room_is_seen_at_once(cg, ctx->dir, in, len, held, &x) != 0)
+        goto out;
     if (ndml_set_limit(cg, -1) != 0) {
         fprintf(stderr, "test_memory: cgroup: %s\n", cg->error);
         goto out;
@@ -646,26 +751,6 @@ typedef struct {
     const char *dir;
     ndml_cgroup cg;
 } warm_ctx;
-
-/* The bytes of `name` in the page cache, after waiting up to `seconds` for all
- * of them (0: at once). */
-static int64_t cached_after(const char *dir, const char *name, double seconds)
-{
-    char path[TST_PATH_MAX], why[200];
-    tst_join(path, sizeof path, dir, name);
-    int64_t bytes = 0, cached = -1;
-    struct timespec t0, t;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (;;) {
-        if (ndml_residency(path, 0, &bytes, &cached, why, sizeof why) != 0)
-            return -1;
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        double dt = (double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9;
-        if (cached >= bytes || dt >= seconds)
-            return cached;
-        usleep(20000);
-    }
-}
 
 static int warm_child(void *arg)
 {

@@ -236,13 +236,14 @@ void nd__file_after_read(nd_file *f, int64_t off, size_t len)
 
 /* Whether an input opened with `flags` in `d` reads its file in at open
  * (ND_IO_WARM): a file read once per use, in order, or for a merge is not
- * kept; nor is anything while the cache thrashes, or where the directory
- * does not fit (fits.c). */
+ * kept; nor is anything where the directory does not fit (fits.c), or while
+ * the cache thrashes. Fits first: the room it reads brings a mapping that
+ * thrashed back at once if the limit has risen since (memory.c). */
 static int warm(nd_dir *d, uint32_t flags)
 {
     return (flags & ND_IO_WARM) &&
            !(flags & (ND_IO_PRELOAD | ND_IO_NOREUSE | ND_IO_SEQUENTIAL | ND_IO_MERGE)) &&
-           !nd__memory_tight() && nd__dir_fits(d);
+           nd__dir_fits(d) && !nd__memory_tight();
 }
 
 /* Starts reading the whole file into the page cache, without waiting for

@@ -158,7 +158,8 @@ int nd__memory_roomy(void);
 /* The most page cache the process may hold now: its limit (its memory
  * cgroup's, else the machine's) less the memory it uses for anything else; -1
  * where no limit is known (a cgroup without one). Reads the OS's figures
- * afresh. */
+ * afresh, and brings a mapping that thrashed back if the room has grown enough
+ * since (nd__memory_tight then says 0). */
 int64_t nd__memory_room(void);
 
 /* ---- large I/O buffers (buffers.c) ---------------------------------------------- */

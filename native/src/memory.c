@@ -166,10 +166,38 @@ static int64_t room_at_thrash(const nd_os_memory *m, int64_t now)
     return m->limit - least;
 }
 
+/* Brings a mapping that thrashed back at once if the cache may now hold
+ * ROOM_GROWTH times what it could then (under `sampler`). Room needs no
+ * turnover to be seen: after a pause in the reads (a stale sample), or when a
+ * directory opens (nd__memory_room), the limit may have risen meanwhile, and
+ * an index opened then reads its files in at open (ND_IO_WARM) only while
+ * mapped: waiting for the next sample's calm, its inputs opened positional
+ * and came in by faults instead. */
+static void back_for_room(const nd_os_memory *m, int64_t now)
+{
+    int64_t r = room(m);
+    if (atomic_load_explicit(&tight, memory_order_relaxed) && last.room_then >= 0 && r >= 0 &&
+        (double)r >= ROOM_GROWTH * (double)last.room_then) {
+        atomic_store_explicit(&tight, 0, memory_order_relaxed);
+        last.mapped_since = now;
+    }
+}
+
 int64_t nd__memory_room(void)
 {
     nd_os_memory m;
-    return nd__os_memory(&m) == ND_OK ? room(&m) : -1;
+    if (nd__os_memory(&m) != ND_OK)
+        return -1;
+    if (atomic_load_explicit(&forced, memory_order_relaxed) == ND_MEMORY_AUTO &&
+        atomic_load_explicit(&tight, memory_order_relaxed)) {
+        nd_mutex *mu = nd__mutex_once(&sampler);
+        if (mu != NULL) {
+            nd__mutex_lock(mu);
+            back_for_room(&m, nd__os_clock_ns());
+            nd__mutex_unlock(mu);
+        }
+    }
+    return room(&m);
 }
 
 /* Whether the mapping may come back after `calm` ns of calm (the top of the file). */
@@ -197,6 +225,8 @@ static void sample(int64_t now)
     if (last.valid && now - last.at > STALE_NS) {
         last.hot = 0;
         last.calm_since = 0; /* calm is seen, not assumed: nothing was read meanwhile */
+        /* room is seen at once, though */
+        back_for_room(&m, now);
     } else if (last.valid && now > last.at && m.cache_bytes > 0) {
         double per_byte = 4096.0 * 1e9 / (double)(now - last.at) / (double)m.cache_bytes;
         double turnover = pressed ? (double)(m.refaults - last.refaults) * per_byte : 0;
