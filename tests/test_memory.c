@@ -438,8 +438,8 @@ static int64_t cached_after(const char *dir, const char *name, double seconds)
  *   directory opens at once: the open reads the room, the mapping is back,
  *   and an input opened ND_IO_WARM is read in at open, as in a process that
  *   never thrashed. */
-static int room_is_seen_at_once(ndml_cgroup *cg, const char *dir_path, nd_handle in,
-                                int64_t len, int64_t held, uint64_t *x)
+static int room_is_seen_at_once(ndml_cgroup *cg, const char *dir_path, nd_handle in, int64_t len,
+                                int64_t held, uint64_t *x)
 {
     usleep(1200 * 1000);
     if (nd_input_mapped_now(in) != 0) {
