@@ -602,6 +602,23 @@ namespace NativeDir.Lucene.Benchmarks
             cell[prefix + "search_sys_s"] = Math.Round(d.SysTicks / ThreadCpu.TicksPerSecond, 2);
         }
 
+        /// <summary>The process's garbage collections so far: their pauses (every thread stopped,
+        /// so a query in flight waits them out: the latency's tail), how many, and the bytes
+        /// allocated. A window's are the difference of two.</summary>
+        internal readonly record struct GcTally(TimeSpan Pause, int Count, long Allocated)
+        {
+            internal static GcTally Now() => new(GC.GetTotalPauseDuration(), GC.CollectionCount(0), GC.GetTotalAllocatedBytes());
+
+            internal GcTally Since(GcTally start) => new(Pause - start.Pause, Count - start.Count, Allocated - start.Allocated);
+
+            internal void AddTo(Dictionary<string, object> cell, string prefix)
+            {
+                cell[prefix + "gc_pause_s"] = Math.Round(Pause.TotalSeconds, 3);
+                cell[prefix + "gc_count"] = Count;
+                cell[prefix + "allocated_bytes"] = Allocated;
+            }
+        }
+
         /// <summary>One search cell: the index evicted, the limit set, the directory opened, the
         /// queries once untimed, then the window.</summary>
         internal static Dictionary<string, object> SearchCell(Kind k, double pct, Built idx, Query[] queries, Options o, out long warmHits)
@@ -643,15 +660,20 @@ namespace NativeDir.Lucene.Benchmarks
                 cell["warm_queries"] = warm.Queries;
                 cell["warm_seconds"] = Math.Round(warm.Seconds, 3);
                 var c0 = Counters.Read();
+                var gc0 = GcTally.Now();
                 Drive d = Search(searcher, queries, o.Threads, 0, -1, o.WindowSeconds, common: o.CommonQueries);
                 var c1 = Counters.Read();
+                var gc1 = GcTally.Now();
                 AddDrive(cell, d);
+                gc1.Since(gc0).AddTo(cell, "");
                 cell["p99_all_ms"] = cell["p99_ms"];
                 cell["p99_ms"] = Math.Round(Drive.Percentile(d.CommonLatenciesMs, 0.99), 3);
                 cell["p99_queries"] = d.CommonLatenciesMs.Length;
                 if (o.PacedRate > 0 && !o.OneRoundKinds.Contains(k))
                 {
+                    var gp0 = GcTally.Now();
                     Drive paced = Search(searcher, queries, o.Threads, 0, o.PacedQueries, o.PacedQueries / o.PacedRate + 1, o.PacedRate);
+                    GcTally.Now().Since(gp0).AddTo(cell, "paced_");
                     cell["paced_rate"] = o.PacedRate;
                     cell["paced_qps"] = Math.Round(paced.Qps, 2);
                     cell["paced_p50_ms"] = Math.Round(paced.Percentile(0.50), 3);
@@ -1000,8 +1022,7 @@ namespace NativeDir.Lucene.Benchmarks
                 cell["maybe_merge_s"] = Math.Round(Stopwatch.GetElapsedTime(m0).TotalSeconds, 2);
                 TimeSpan p0 = Process.GetCurrentProcess().TotalProcessorTime;
                 long idle0 = ThreadCpu.MachineIdleTicks();
-                TimeSpan gcPause0 = GC.GetTotalPauseDuration();
-                long alloc0 = GC.GetTotalAllocatedBytes(), gcs0 = GC.CollectionCount(0);
+                var gc0 = GcTally.Now();
                 indexer.Start();
                 var isw = Stopwatch.StartNew();
                 Drive d = Search(searcher, queries, o.Threads, warm.Queries, -1, o.MergeSeconds);
@@ -1015,9 +1036,7 @@ namespace NativeDir.Lucene.Benchmarks
                 cell["process_cpu_s"] = Math.Round((Process.GetCurrentProcess().TotalProcessorTime - p0).TotalSeconds, 2);
                 cell["machine_idle_s"] = Math.Round((ThreadCpu.MachineIdleTicks() - idle0) / ThreadCpu.TicksPerSecond, 2);
                 // a collection suspends every managed thread, the indexer's too
-                cell["gc_pause_s"] = Math.Round((GC.GetTotalPauseDuration() - gcPause0).TotalSeconds, 2);
-                cell["gc_count"] = GC.CollectionCount(0) - gcs0;
-                cell["allocated_bytes"] = GC.GetTotalAllocatedBytes() - alloc0;
+                GcTally.Now().Since(gc0).AddTo(cell, "");
                 AddDrive(cell, d);
                 cell["docs_added"] = added;
                 cell["docs_per_s_unpaced"] = Math.Round(unpacedAdded / unpacedSeconds, 1);
@@ -1225,6 +1244,9 @@ namespace NativeDir.Lucene.Benchmarks
                 Ok((long)c["queries"] > 0 && (double)c["qps"] > 0, $"{name}: {c["queries"]} queries");
                 Ok((long)c["cgroup_limit_bytes"] >= (long)c["cache_budget_bytes"], $"{name}: cgroup limit {c["cgroup_limit_bytes"]} >= budget {c["cache_budget_bytes"]}");
                 Ok((long)c["cgroup_file_bytes"] <= (long)c["cgroup_limit_bytes"], $"{name}: page cache {c["cgroup_file_bytes"]} within the limit");
+                if ((string)c["kind"] is "search" or "merge")
+                    Ok(c.TryGetValue("allocated_bytes", out object allocated) && (long)allocated > 0 && (double)c["gc_pause_s"] >= 0,
+                        $"{name}: the window's collections tallied ({allocated} bytes allocated, {c.GetValueOrDefault("gc_count")} collections)");
                 if ((string)c["kind"] == "search" && o.PacedRate > 0 && !o.OneRoundKinds.Contains(Enum.Parse<Kind>((string)c["directory"])))
                     Ok((long)c["paced_queries"] > 0 && (double)c["paced_p99_ms"] > 0, $"{name}: {c["paced_queries"]} queries at {c["paced_rate"]} q/s offered");
                 if ((string)c["kind"] == "merge")
