@@ -427,6 +427,21 @@ static int64_t cached_after(const char *dir, const char *name, double seconds)
     }
 }
 
+/* The limit back at an eighth of `in`'s file (48 MiB of cache on top of what
+ * the process holds, which goes to *held): its mapped reads thrash and turn
+ * positional within 10 s. 0 or -1 (printed). */
+static int thrash_again(ndml_cgroup *cg, nd_handle in, int64_t len, int64_t *held, uint64_t *x)
+{
+    if (limit_cache(cg, 48 << 20, held) < 0)
+        return -1;
+    if (read_until(in, len, 0, 10, x) < 0) {
+        fprintf(stderr, "test_memory: the limit back at an eighth of the file, the reads did "
+                        "not turn positional in 10 s\n");
+        return -1;
+    }
+    return 0;
+}
+
 /* Room is seen at once: a mapping that thrashed comes back as soon as the
  * cache may hold far more, without waiting for calm reads. `in` is mapped and
  * positional now, its cache thrashing at an eighth of its file; the limit is
@@ -459,13 +474,8 @@ static int room_is_seen_at_once(ndml_cgroup *cg, const char *dir_path, nd_handle
     }
     fprintf(stderr, "test_memory: after a pause, the first read is mapped again if the limit "
                     "rose meanwhile, and positional if it did not\n");
-    if (limit_cache(cg, 48 << 20, &held) < 0)
+    if (thrash_again(cg, in, len, &held, x) != 0)
         return -1;
-    if (read_until(in, len, 0, 10, x) < 0) {
-        fprintf(stderr, "test_memory: the limit back at an eighth of the file, the reads did "
-                        "not turn positional in 10 s\n");
-        return -1;
-    }
     int rc = -1;
     nd_handle dir = 0, warm = 0;
     if (ndml_set_limit(cg, held + 4 * len) != 0) {
@@ -494,13 +504,8 @@ static int room_is_seen_at_once(ndml_cgroup *cg, const char *dir_path, nd_handle
                     "its search input in at open\n");
     nd_close(warm);
     warm = 0;
-    if (limit_cache(cg, 48 << 20, &held) < 0)
+    if (thrash_again(cg, in, len, &held, x) != 0)
         goto out;
-    if (read_until(in, len, 0, 10, x) < 0) {
-        fprintf(stderr, "test_memory: the limit back at an eighth of the file, the reads did "
-                        "not turn positional in 10 s\n");
-        goto out;
-    }
     rc = 0;
 out:
     if (warm != 0)
@@ -666,13 +671,8 @@ static int thrash_then_calm(void *arg)
      * no thrashing, and the mapping comes back at once; where it has little,
      * they are, and the reads stay positional. */
     /* what the process holds now (more than before under a sanitizer) stays on top */
-    if (limit_cache(cg, 48 << 20, &held) < 0)
+    if (thrash_again(cg, in, len, &held, &x) != 0)
         goto out;
-    if (read_until(in, len, 0, 10, &x) < 0) {
-        fprintf(stderr, "test_memory: the limit back at an eighth of the file, the reads did "
-                        "not turn positional in 10 s\n");
-        goto out;
-    }
     if (room_is_seen_at_once(cg, ctx->dir, in, len, held, &x) != 0)
         goto out;
     if (ndml_set_limit(cg, -1) != 0) {
