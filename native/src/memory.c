@@ -166,6 +166,15 @@ static int64_t room_at_thrash(const nd_os_memory *m, int64_t now)
     return m->limit - least;
 }
 
+/* Whether the cache may now hold ROOM_GROWTH times what it could when the
+ * mapping last thrashed while it was read (under `sampler`); never where
+ * either is unknown. */
+static int room_grew(const nd_os_memory *m)
+{
+    int64_t r = room(m);
+    return last.room_then >= 0 && r >= 0 && (double)r >= ROOM_GROWTH * (double)last.room_then;
+}
+
 /* Brings a mapping that thrashed back at once if the cache may now hold
  * ROOM_GROWTH times what it could then (under `sampler`). Room needs no
  * turnover to be seen: after a pause in the reads (a stale sample), or when a
@@ -175,9 +184,7 @@ static int64_t room_at_thrash(const nd_os_memory *m, int64_t now)
  * and came in by faults instead. */
 static void back_for_room(const nd_os_memory *m, int64_t now)
 {
-    int64_t r = room(m);
-    if (atomic_load_explicit(&tight, memory_order_relaxed) && last.room_then >= 0 && r >= 0 &&
-        (double)r >= ROOM_GROWTH * (double)last.room_then) {
+    if (atomic_load_explicit(&tight, memory_order_relaxed) && room_grew(m)) {
         atomic_store_explicit(&tight, 0, memory_order_relaxed);
         last.mapped_since = now;
     }
@@ -203,10 +210,9 @@ int64_t nd__memory_room(void)
 /* Whether the mapping may come back after `calm` ns of calm (the top of the file). */
 static int may_map(const nd_os_memory *m, int64_t calm)
 {
-    int64_t r = room(m);
-    if (last.room_then < 0 || r < 0)
+    if (last.room_then < 0 || room(m) < 0)
         return calm >= CALM_NS;
-    return (double)r >= ROOM_GROWTH * (double)last.room_then || calm >= last.calm_needed;
+    return room_grew(m) || calm >= last.calm_needed;
 }
 
 static void sample(int64_t now)
