@@ -154,6 +154,17 @@ static int cached_pages(const char *path, int64_t off, int64_t len)
     return in;
 }
 
+/* Whether `got` bytes of a `len`-byte file in the page cache show it was read
+ * in: 7/8 of it at least. Not all of it: the machine may reclaim page cache
+ * that nothing maps at any moment (proactive reclaim, such as DAMON's on
+ * virtual machines), and read-ahead pages, never touched, go first. A read-in
+ * that did not happen leaves at most what the cgroup's cache had room for:
+ * nothing, or an eighth of the file. */
+static int read_in(int64_t got, int64_t len)
+{
+    return got >= len - len / 8;
+}
+
 /* One read of 5000 bytes at an unaligned offset of a file nobody has cached
  * (so two pages), through an input opened with `flags` in `mode`: how many of
  * those pages the page cache holds afterwards. */
@@ -290,10 +301,12 @@ static int prefetch_waits_for_room(const char *dir_path, nd_handle dir, nd_handl
         fprintf(stderr, "test_memory: control: %s\n", nd_last_error_message());
         return 0;
     }
-    for (int i = 0; i < 40 && (in = cached_pages(path, AT, LEN)) < LEN / 4096; i++)
+    /* Half of them will do: at its limit, the cgroup's own reclaim (and the
+     * machine's, see read_in) may take some back as soon as they come in. */
+    for (int i = 0; i < 40 && (in = cached_pages(path, AT, LEN)) < LEN / 4096 / 2; i++)
         nanosleep(&pause, NULL);
     nd_close(plain);
-    if (in < LEN / 4096) {
+    if (in < LEN / 4096 / 2) {
         fprintf(stderr,
                 "test_memory: control: a prefetch without the flag brought %d of %d "
                 "pages in\n",
@@ -493,7 +506,7 @@ static int room_is_seen_at_once(ndml_cgroup *cg, const char *dir_path, nd_handle
         goto out;
     }
     int64_t got = cached_after(dir_path, "big", 10);
-    if (got != len) {
+    if (!read_in(got, len)) {
         fprintf(stderr,
                 "test_memory: a search input opened just after the limit rose: %lld of its "
                 "%lld bytes read in 10 s after its open\n",
@@ -779,7 +792,7 @@ static int warm_child(void *arg)
         goto out;
     }
     int64_t got = cached_after(ctx->dir, "a.doc", 5);
-    if (got != 4 * MiB) {
+    if (!read_in(got, 4 * MiB)) {
         fprintf(stderr,
                 "test_memory: a search input of a directory that fits: %lld of its 4 MiB "
                 "read in 5 s after its open\n",
@@ -840,7 +853,7 @@ static int warm_child(void *arg)
             goto out;
         }
         got = cached_after(ctx->dir, "a.doc", k == 0 ? 5 : 1);
-        if (k == 0 && got != 4 * MiB) {
+        if (k == 0 && !read_in(got, 4 * MiB)) {
             fprintf(stderr,
                     "test_memory: beside 1 GiB of stored fields: %lld of the 4 MiB read "
                     "in 5 s after its open\n",
