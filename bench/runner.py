@@ -359,10 +359,12 @@ def markdown(suites, groups, cells=None, summary_png=None):
     if cells is not None:
         out += summary_markdown(cells, groups)
     for s in suites:
-        out.append("- `%s`: %s MiB file, %s, %s%s%s" % (
+        out.append("- `%s`: %s MiB file, %s, %s%s%s%s" % (
             s["suite"], s.get("file_mib", "?"), s.get("host", "unknown host"),
             s.get("date", "unknown date"),
             "" if s.get("loadavg") is None else ", load average %.2f" % s["loadavg"],
+            "" if not s.get("page_cache_reclaim") else
+            ", the kernel's own page-cache reclaim: %s" % s["page_cache_reclaim"],
             "" if not s.get("command") else ", command `%s`" % s["command"]))
     for s in suites:
         start, end = s.get("cpu_speed_start"), s.get("cpu_speed_end")

@@ -42,6 +42,9 @@ A ratio's verdict is the median over rounds of the ratio within a round (every c
 runs back to back in a round); with one round that is the plain ratio. Each row carries its
 rounds (`rounds`) so that a miss shows them. A run skipped for want of a memory cgroup
 (`skipped` in LTM_JSON, or no LTM_JSON) gives no rows and says why in `skipped`.
+
+The suite also records `page_cache_reclaim`: what the kernel of the machine reclaims on its own,
+before any limit is reached (see page_cache_reclaim()), or "none".
 """
 import datetime
 import json
@@ -58,6 +61,67 @@ MERGE_DOCS_TARGET = 0.9
 SETTLE_TARGET = 0.8
 SETTLE_BAND = 0.25
 MIB = 1 << 20
+
+
+def _read(path):
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read().strip()
+    except OSError:
+        return None
+
+
+def _mib_a_second(quota_bytes, reset_ms):
+    if not quota_bytes or not reset_ms or int(quota_bytes) <= 0 or int(reset_ms) <= 0:
+        return ""
+    return ", at most %d MiB a second" % (int(quota_bytes) * 1000 // int(reset_ms) // MIB)
+
+
+def page_cache_reclaim(root="/sys"):
+    """What the kernel pages out on its own, before any memory limit is reached, as a phrase, or
+    "none". Virtual machines often run DAMON for this: memory left cold for a while is paged out.
+    It matters to these cells: where it spares mapped pages (its usual filter), the page cache a
+    built-in reads into with read() goes, and a mapping's touched pages stay, so at 100% and 50%
+    a cell measures the machine's policy as well as the directory's."""
+    found = []
+    kdamonds = os.path.join(root, "kernel", "mm", "damon", "admin", "kdamonds")
+    for k in sorted(os.listdir(kdamonds)) if os.path.isdir(kdamonds) else []:
+        kd = os.path.join(kdamonds, k)
+        if _read(os.path.join(kd, "state")) != "on":
+            continue
+        contexts = os.path.join(kd, "contexts")
+        for c in sorted(os.listdir(contexts)) if os.path.isdir(contexts) else []:
+            ctx = os.path.join(contexts, c)
+            aggr_us = _read(os.path.join(ctx, "monitoring_attrs", "intervals", "aggr_us"))
+            schemes = os.path.join(ctx, "schemes")
+            for sc in sorted(os.listdir(schemes)) if os.path.isdir(schemes) else []:
+                scheme = os.path.join(schemes, sc)
+                if _read(os.path.join(scheme, "action")) != "pageout":
+                    continue
+                age = _read(os.path.join(scheme, "access_pattern", "age", "min"))
+                seconds = int(age) * int(aggr_us) / 1e6 if age and aggr_us else None
+                kinds = {}
+                for kind in ("ops_filters", "filters"):
+                    base = os.path.join(scheme, kind)
+                    for f in os.listdir(base) if os.path.isdir(base) else []:
+                        t = _read(os.path.join(base, f, "type"))
+                        if t:
+                            kinds[t] = _read(os.path.join(base, f, "allow")) != "N" and \
+                                _read(os.path.join(base, f, "matching")) != "N"
+                what = "page cache no process maps" if kinds.get("unmapped") and \
+                    kinds.get("anon") is False else "memory"
+                found.append("DAMON pages out %s once it has stayed cold %s%s" % (
+                    what, "%g s" % seconds if seconds is not None else "a while",
+                    _mib_a_second(_read(os.path.join(scheme, "quotas", "bytes")),
+                                  _read(os.path.join(scheme, "quotas", "reset_interval_ms")))))
+    module = os.path.join(root, "module", "damon_reclaim", "parameters")
+    if _read(os.path.join(module, "enabled")) == "Y":
+        age_us = _read(os.path.join(module, "min_age"))
+        found.append("DAMON_RECLAIM pages out memory once it has stayed cold %s%s" % (
+            "%g s" % (int(age_us) / 1e6) if age_us else "a while",
+            _mib_a_second(_read(os.path.join(module, "quota_sz")),
+                          _read(os.path.join(module, "quota_reset_interval_ms")))))
+    return "; ".join(found) or "none"
 
 
 def median(xs):
@@ -293,7 +357,7 @@ def main(argv):
         return 2
     src, dest = argv[1], argv[2]
     host = argv[3] if len(argv) == 4 else " ".join(os.uname()[i] for i in (0, 2, 4))
-    doc = {"suite": "lucene", "host": host,
+    doc = {"suite": "lucene", "host": host, "page_cache_reclaim": page_cache_reclaim(),
            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
     if not any(os.path.exists(one) for one in src.split(",")):
         doc.update(results=[], skipped="no results: %s is missing" % src)

@@ -5,10 +5,13 @@ that the ratio of the medians would pass misses), NativeFSDirectory's p99 has a 
 own, judged at the paced rate where the cells have one and on the unpaced window where not, a directory that ran fewer rounds is compared in the rounds it ran and says so, latencies
 and page cache are lower-is-better rows, merge rows name their limit, the settle cell gives the
 seconds to settle and the settled rate, each device's rows are its own, every row carries its
-rounds, a skipped run gives no rows and its reason, and bench/runner.py renders the result.
+rounds, a skipped run gives no rows and its reason, the kernel's own page-cache reclaim is
+described from a made-up /sys (DAMON's pageout scheme, DAMON_RECLAIM, or none), and
+bench/runner.py renders the result.
 
     test_ltm_to_shared_json.py   (exit 0 when every check holds)
 """
+import importlib.util
 import json
 import os
 import subprocess
@@ -109,7 +112,56 @@ def find(rows, group, name):
     fail("no row %s / %s among %s" % (group, name, [(r["group"], r["name"]) for r in rows]))
 
 
+def put(root, rel, text):
+    path = os.path.join(root, *rel.split("/"))
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text + "\n")
+
+
+def check_reclaim():
+    spec = importlib.util.spec_from_file_location("conv", os.path.join(HERE, "ltm_to_shared_json.py"))
+    conv = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conv)
+    with tempfile.TemporaryDirectory() as root:
+        if conv.page_cache_reclaim(root) != "none":
+            fail("an empty /sys: %r" % conv.page_cache_reclaim(root))
+        kd = "kernel/mm/damon/admin/kdamonds/0"
+        put(root, kd + "/state", "on")
+        put(root, kd + "/contexts/0/monitoring_attrs/intervals/aggr_us", "5000000")
+        sc = kd + "/contexts/0/schemes/0"
+        put(root, sc + "/action", "stat")
+        put(root, sc + "/access_pattern/age/min", "12")
+        put(root, sc + "/quotas/bytes", str(128 * MIB))
+        put(root, sc + "/quotas/reset_interval_ms", "1000")
+        for i, (t, allow) in enumerate((("anon", "N"), ("unmapped", "Y"))):
+            put(root, sc + "/ops_filters/%d/type" % i, t)
+            put(root, sc + "/ops_filters/%d/allow" % i, allow)
+            put(root, sc + "/ops_filters/%d/matching" % i, "Y")
+        if conv.page_cache_reclaim(root) != "none":
+            fail("a scheme that only counts is not reclaim: %r" % conv.page_cache_reclaim(root))
+        put(root, sc + "/action", "pageout")
+        got = conv.page_cache_reclaim(root)
+        want = "DAMON pages out page cache no process maps once it has stayed cold 60 s, " \
+               "at most 128 MiB a second"
+        if got != want:
+            fail("DAMON pageout: %r, want %r" % (got, want))
+        put(root, sc + "/ops_filters/0/allow", "Y")
+        if "pages out memory once" not in conv.page_cache_reclaim(root):
+            fail("anonymous memory allowed: %r" % conv.page_cache_reclaim(root))
+        put(root, kd + "/state", "off")
+        if conv.page_cache_reclaim(root) != "none":
+            fail("a kdamond that is off: %r" % conv.page_cache_reclaim(root))
+        mod = "module/damon_reclaim/parameters"
+        put(root, mod + "/enabled", "Y")
+        put(root, mod + "/min_age", "120000000")
+        got = conv.page_cache_reclaim(root)
+        if got != "DAMON_RECLAIM pages out memory once it has stayed cold 120 s":
+            fail("DAMON_RECLAIM: %r" % got)
+
+
 def main():
+    check_reclaim()
     with tempfile.TemporaryDirectory() as d:
         src, dest = os.path.join(d, "ltm.json"), os.path.join(d, "lucene_ltm.json")
         loop = os.path.join(d, "ltm-loop.json")
@@ -209,8 +261,13 @@ def main():
                               capture_output=True, text=True)
         if proc.returncode != 0 and "gnuplot is not installed" not in proc.stderr:
             fail("runner.py exited %d" % proc.returncode, proc)
-        if "SearchLargerThanMemory" not in open(os.path.join(res, "report.md")).read():
+        report = open(os.path.join(res, "report.md")).read()
+        if "SearchLargerThanMemory" not in report:
             fail("the report lacks the group")
+        if not doc.get("page_cache_reclaim") or \
+                "page-cache reclaim: %s" % doc["page_cache_reclaim"] not in report:
+            fail("the report does not say the kernel's own reclaim (%r)"
+                 % doc.get("page_cache_reclaim"))
         # skipped: no rows, the reason kept
         with open(src, "w", encoding="utf-8") as fh:
             json.dump({"skipped": "no memory cgroup: test"}, fh)
