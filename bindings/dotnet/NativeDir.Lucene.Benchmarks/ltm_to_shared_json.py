@@ -71,10 +71,19 @@ def _read(path):
         return None
 
 
+def _int(path):
+    """A whole number from a /sys file, or None where it is missing or not one (a kernel that
+    words it otherwise must not cost the run its results)."""
+    try:
+        return int(_read(path))
+    except (TypeError, ValueError):
+        return None
+
+
 def _mib_a_second(quota_bytes, reset_ms):
-    if not quota_bytes or not reset_ms or int(quota_bytes) <= 0 or int(reset_ms) <= 0:
+    if not quota_bytes or not reset_ms or quota_bytes <= 0 or reset_ms <= 0:
         return ""
-    return ", at most %d MiB a second" % (int(quota_bytes) * 1000 // int(reset_ms) // MIB)
+    return ", at most %d MiB a second" % (quota_bytes * 1000 // reset_ms // MIB)
 
 
 def page_cache_reclaim(root="/sys"):
@@ -92,14 +101,14 @@ def page_cache_reclaim(root="/sys"):
         contexts = os.path.join(kd, "contexts")
         for c in sorted(os.listdir(contexts)) if os.path.isdir(contexts) else []:
             ctx = os.path.join(contexts, c)
-            aggr_us = _read(os.path.join(ctx, "monitoring_attrs", "intervals", "aggr_us"))
+            aggr_us = _int(os.path.join(ctx, "monitoring_attrs", "intervals", "aggr_us"))
             schemes = os.path.join(ctx, "schemes")
             for sc in sorted(os.listdir(schemes)) if os.path.isdir(schemes) else []:
                 scheme = os.path.join(schemes, sc)
                 if _read(os.path.join(scheme, "action")) != "pageout":
                     continue
-                age = _read(os.path.join(scheme, "access_pattern", "age", "min"))
-                seconds = int(age) * int(aggr_us) / 1e6 if age and aggr_us else None
+                age = _int(os.path.join(scheme, "access_pattern", "age", "min"))
+                seconds = age * aggr_us / 1e6 if age is not None and aggr_us else None
                 kinds = {}
                 for kind in ("ops_filters", "filters"):
                     base = os.path.join(scheme, kind)
@@ -112,15 +121,15 @@ def page_cache_reclaim(root="/sys"):
                     kinds.get("anon") is False else "memory"
                 found.append("DAMON pages out %s once it has stayed cold %s%s" % (
                     what, "%g s" % seconds if seconds is not None else "a while",
-                    _mib_a_second(_read(os.path.join(scheme, "quotas", "bytes")),
-                                  _read(os.path.join(scheme, "quotas", "reset_interval_ms")))))
+                    _mib_a_second(_int(os.path.join(scheme, "quotas", "bytes")),
+                                  _int(os.path.join(scheme, "quotas", "reset_interval_ms")))))
     module = os.path.join(root, "module", "damon_reclaim", "parameters")
     if _read(os.path.join(module, "enabled")) == "Y":
-        age_us = _read(os.path.join(module, "min_age"))
+        age_us = _int(os.path.join(module, "min_age"))
         found.append("DAMON_RECLAIM pages out memory once it has stayed cold %s%s" % (
-            "%g s" % (int(age_us) / 1e6) if age_us else "a while",
-            _mib_a_second(_read(os.path.join(module, "quota_sz")),
-                          _read(os.path.join(module, "quota_reset_interval_ms")))))
+            "%g s" % (age_us / 1e6) if age_us is not None else "a while",
+            _mib_a_second(_int(os.path.join(module, "quota_sz")),
+                          _int(os.path.join(module, "quota_reset_interval_ms")))))
     return "; ".join(found) or "none"
 
 

@@ -6,7 +6,8 @@ own, judged at the paced rate where the cells have one and on the unpaced window
 and page cache are lower-is-better rows, merge rows name their limit, the settle cell gives the
 seconds to settle and the settled rate, each device's rows are its own, every row carries its
 rounds, a skipped run gives no rows and its reason, the kernel's own page-cache reclaim is
-described from a made-up /sys (DAMON's pageout scheme, DAMON_RECLAIM, or none), and
+described from a made-up /sys (DAMON's pageout scheme, DAMON_RECLAIM, or none; numbers it
+cannot read leave the phrase vaguer, never a failure), and
 bench/runner.py renders the result.
 
     test_ltm_to_shared_json.py   (exit 0 when every check holds)
@@ -146,6 +147,12 @@ def check_reclaim():
                "at most 128 MiB a second"
         if got != want:
             fail("DAMON pageout: %r, want %r" % (got, want))
+        put(root, kd + "/contexts/0/monitoring_attrs/intervals/aggr_us", "n/a")
+        put(root, sc + "/quotas/bytes", "")
+        got = conv.page_cache_reclaim(root)
+        if got != "DAMON pages out page cache no process maps once it has stayed cold a while":
+            fail("numbers the kernel words otherwise: %r" % got)
+        put(root, kd + "/contexts/0/monitoring_attrs/intervals/aggr_us", "5000000")
         put(root, sc + "/ops_filters/0/allow", "Y")
         if "pages out memory once" not in conv.page_cache_reclaim(root):
             fail("anonymous memory allowed: %r" % conv.page_cache_reclaim(root))
