@@ -89,6 +89,10 @@ typedef struct {
     double also_ratio;  /* this median / also's median, NOT_SET if unknown */
     double also_paired; /* median of the per-round ratios to also, NOT_SET if unknown */
     int also_met;       /* 1, 0, or -1 (no target) */
+    /* The share of the file the page cache may hold (a memory cgroup's limit),
+     * in per cent: the summary takes the tightest judged level; NOT_SET when
+     * the row has no such limit. */
+    double limit_pct;
 } row;
 
 /* What one run reports beside its wall time. */

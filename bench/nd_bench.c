@@ -280,7 +280,8 @@ int main(int argc, char **argv)
         random_reads = explicit_random ? random_reads : 5000;
         ring_mib = explicit_ring ? ring_mib : 16;
         ring_reads = explicit_ring_reads ? ring_reads : 256;
-        prefetch_mib = explicit_prefetch ? prefetch_mib : 32;
+        /* a tenth of it is still enough page cache for a run's child to live in */
+        prefetch_mib = explicit_prefetch ? prefetch_mib : 80;
         prefetch_reads = explicit_prefetch_reads ? prefetch_reads : 256;
     }
     b->quick = quick;

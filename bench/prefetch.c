@@ -21,16 +21,18 @@
  * LargerThanMemory: the same random reads inside a memory cgroup limited to
  * a quarter of the file (the page cache counts against it), so the working
  * set does not fit: mapped (random and default advice), buffered and direct,
- * with and without prefetch. Each run is a child process that joins the
- * cgroup, fills it to its limit with the file's first quarter (untimed: a run
- * starts where a long one would be, every read evicting another), then reads
- * until it has done its count of blocks or used its share of the group's time
- * budget, whichever comes first; the rate is of the reads done. fio and the
- * prefetch row, the target's two sides, run back to back (run_memcg_pair).
- * The default advice's read-around makes that row about 20x slower than the
- * others: a fixed count alone made it take minutes. The cgroup is removed at the end of
- * the group and at exit. Where no memory cgroup can be made the group says so
- * loudly and has no rows.
+ * with and without prefetch; then at a tenth of the file, where the cache
+ * holds less of what is read again, the bare pread loop and the buffered row
+ * judged against it (each row's name says its level). Each run is a child
+ * process that joins the cgroup, fills it to its limit with the file's start
+ * (untimed: a run starts where a long one would be, every read evicting
+ * another), then reads until it has done its count of blocks or used its
+ * share of the time budget, whichever comes first; the rate is of the reads
+ * done. fio and the prefetch row, the target's two sides, run back to back
+ * (run_memcg_pair). The default advice's read-around makes that row about 20x
+ * slower than the others: a fixed count alone made it take minutes. The
+ * cgroup is removed at the end of each level and at exit. Where no memory
+ * cgroup can be made the group says so loudly and has no rows.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -72,6 +74,7 @@ static struct {
     int warm_reads;    /* per warm run */
     int mem_reads;     /* per LargerThanMemory run, at most */
     double mem_run_ms; /* per LargerThanMemory run, at most (its timed reads) */
+    int64_t cache;     /* the page cache LargerThanMemory's level allows, in bytes */
     int res_calls;     /* prefetch calls per PrefetchResident run */
     ndml_cgroup cg;    /* LargerThanMemory's memory cgroup (memlimit.c) */
     pid_t owner;       /* the process that made it (a child's exit must not remove it) */
@@ -304,8 +307,8 @@ static int cgroup_make(int64_t limit)
     return -1;
 }
 
-/* In the child, once it is in the cgroup: reads the file's first quarter (the
- * cgroup's limit) so that the page cache charged to it is full before the
+/* In the child, once it is in the cgroup: reads as much of the file's start
+ * as the level's page cache (the cgroup's limit) so that the page cache charged to it is full before the
  * timed reads start. 0, or -1 with the reason printed. */
 static int fill_cgroup(void)
 {
@@ -317,7 +320,7 @@ static int fill_cgroup(void)
     enum { CHUNK = 1 << 20 };
     uint8_t *buf = aligned_or_die(4096, CHUNK);
     int rc = 0;
-    for (int64_t off = 0; rc == 0 && off < P.size / 4; off += CHUNK)
+    for (int64_t off = 0; rc == 0 && off < P.cache; off += CHUNK)
         if (pread(fd, buf, CHUNK, off) <= 0) {
             fprintf(stderr, "nd_bench: %s: read %s: %s\n", MEM_GROUP, P.path, strerror(errno));
             rc = -1;
@@ -328,7 +331,7 @@ static int fill_cgroup(void)
 }
 
 /* In a run's child: joins the cgroup and limits it to the page-cache budget
- * (a quarter of the file) plus the memory the child holds besides page cache
+ * (the level's share of the file) plus the memory the child holds besides page cache
  * (next to nothing: cgroups charge a process's pages to the cgroup that was
  * its own when they were touched, and the fork's are nd_bench's) plus
  * `extra` (the memory fio will hold), so that every row gets the same page
@@ -339,7 +342,7 @@ static int join_cgroup(int64_t extra)
     if (ndml_join(&P.cg, 0) != 0 || ndml_read_stat(&P.cg, &st) != 0)
         return -1;
     int64_t own = st.usage - (st.file > 0 ? st.file : 0);
-    return ndml_set_limit(&P.cg, extra < 0 ? -1 : P.size / 4 + (own > 0 ? own : 0) + extra);
+    return ndml_set_limit(&P.cg, extra < 0 ? -1 : P.cache + (own > 0 ? own : 0) + extra);
 }
 
 /* The baseline: what a program without nativedir does, one pread(2) per
@@ -628,32 +631,44 @@ static void resident_group(bench *b)
 #define FIO_LTM_ROW "fio randread QD32 through the page cache"
 #define BEST_ROW "buffered (ND_IO_RANDOM), prefetch each batch"
 #define BUFFERED_ROW "buffered (ND_IO_RANDOM)"
+/* The levels of page cache the group runs at, in per cent of the file: every
+ * row at the first; at the tighter one only the bare pread loop and the row
+ * judged against it, whose target must hold wherever memory is short */
+static const int mem_levels[] = {25, 10};
 
-static void memcg_group(bench *b)
+/* A row's name at a level: "<row>, <pct>% of the file in memory". */
+static const char *at_level(char *out, size_t n, const char *row_name, int pct)
 {
-    int64_t limit = P.size / 4;
+    snprintf(out, n, "%s, %d%% of the file in memory", row_name, pct);
+    return out;
+}
+
+static void memcg_group(bench *b, int pct, int every_row)
+{
+    int64_t limit = P.size * pct / 100;
     if (cgroup_make(limit) != 0)
         return;
+    P.cache = limit;
     static const struct {
         const char *name;
         uint32_t flags;
-        int prefetch, kind;
+        int prefetch, kind, every_level;
     } rows[] = {
-        {RAW_ROW, 0, 0, PF_RAW},
-        {FIO_LTM_ROW, 0, 0, PF_FIO},
-        {BUFFERED_ROW, ND_IO_RANDOM, 0, PF_ND},
-        {BEST_ROW, ND_IO_RANDOM, 1, PF_ND},
-        {"mapped (ND_IO_RANDOM)", ND_IO_MMAP | ND_IO_RANDOM, 0, PF_ND},
-        {"mapped (ND_IO_RANDOM), prefetch each batch", ND_IO_MMAP | ND_IO_RANDOM, 1, PF_ND},
-        {"mapped (default advice)", ND_IO_MMAP, 0, PF_ND},
-        {"direct (ND_IO_MERGE)", ND_IO_MERGE | ND_IO_REQUIRE_DIRECT | ND_IO_RANDOM, 0, PF_ND},
+        {RAW_ROW, 0, 0, PF_RAW, 1},
+        {FIO_LTM_ROW, 0, 0, PF_FIO, 0},
+        {BUFFERED_ROW, ND_IO_RANDOM, 0, PF_ND, 1},
+        {BEST_ROW, ND_IO_RANDOM, 1, PF_ND, 0},
+        {"mapped (ND_IO_RANDOM)", ND_IO_MMAP | ND_IO_RANDOM, 0, PF_ND, 0},
+        {"mapped (ND_IO_RANDOM), prefetch each batch", ND_IO_MMAP | ND_IO_RANDOM, 1, PF_ND, 0},
+        {"mapped (default advice)", ND_IO_MMAP, 0, PF_ND, 0},
+        {"direct (ND_IO_MERGE)", ND_IO_MERGE | ND_IO_REQUIRE_DIRECT | ND_IO_RANDOM, 0, PF_ND, 0},
     };
     enum { NROWS = sizeof(rows) / sizeof(rows[0]), DIRECT = NROWS - 1 };
     nd_handle probe;
-    int direct = nd_open_input(P.nd_dir, P.name, rows[DIRECT].flags, &probe) == ND_OK;
+    int direct = every_row && nd_open_input(P.nd_dir, P.name, rows[DIRECT].flags, &probe) == ND_OK;
     if (direct)
         nd_close(probe);
-    int fio = P.fio_engine[0] != '\0';
+    int fio = every_row && P.fio_engine[0] != '\0';
     if (fio) {
         /* fio's own memory (a few MiB of buffers and shared state), measured
          * once with direct reads, goes on top of its runs' limit */
@@ -667,21 +682,27 @@ static void memcg_group(bench *b)
                 "much higher\n",
                 MEM_GROUP, peak / (1 << 20));
     }
-    /* the group's budget shared by every run of every row, warm-up included */
-    int nrows = NROWS - !direct - !fio;
-    P.mem_run_ms = (b->quick ? MEM_BUDGET_QUICK_MS : MEM_BUDGET_MS) / (nrows * (b->runs + 1));
-    if (P.mem_run_ms < MEM_MIN_RUN_MS)
-        P.mem_run_ms = MEM_MIN_RUN_MS;
+    /* the budget shared by every run of every row at the level with them
+     * all, warm-up included; a level with fewer rows keeps that run length */
+    if (P.mem_run_ms <= 0) {
+        int nrows = every_row ? NROWS - !direct - !fio : NROWS;
+        P.mem_run_ms = (b->quick ? MEM_BUDGET_QUICK_MS : MEM_BUDGET_MS) / (nrows * (b->runs + 1));
+        if (P.mem_run_ms < MEM_MIN_RUN_MS)
+            P.mem_run_ms = MEM_MIN_RUN_MS;
+    }
     static pf_pair pair;
     pair = (pf_pair){0};
-    char note[240];
+    char note[240], name[96], base[96];
     snprintf(note, sizeof(note),
              "up to %d reads of 4-16 KiB in batches of %d or %.0f ms a run, "
              "%lld MiB file evicted, a memory cgroup (v%d) of the process's own memory + %lld MiB, "
-             "filled with the file's first quarter",
+             "filled with the file's first %d%%",
              P.mem_reads, BATCH, P.mem_run_ms, (long long)(P.size >> 20), P.cg.v2 ? 2 : 1,
-             (long long)(limit >> 20));
+             (long long)(limit >> 20), pct);
+    at_level(base, sizeof(base), rows[0].name, pct);
     for (size_t i = 0; i < NROWS; i++) {
+        if (!every_row && !rows[i].every_level)
+            continue;
         if (i == DIRECT && !direct) {
             fprintf(stderr, "nd_bench: %s: no direct row: %s refuses O_DIRECT\n", MEM_GROUP,
                     P.path);
@@ -695,6 +716,7 @@ static void memcg_group(bench *b)
                     MEM_GROUP);
             continue;
         }
+        at_level(name, sizeof(name), rows[i].name, pct);
         /* fio and the best row: one pair, measured together (run_memcg_pair) */
         int paired = fio && (rows[i].kind == PF_FIO || strcmp(rows[i].name, BEST_ROW) == 0);
         if (paired) {
@@ -703,12 +725,13 @@ static void memcg_group(bench *b)
             pair.kind[slot] = rows[i].kind;
             pair.who[slot] = rows[i].name;
         }
-        row *r = queue(MEM_GROUP, rows[i].name, i == 0 ? NULL : rows[0].name,
+        row *r = queue(MEM_GROUP, name, i == 0 ? NULL : base,
                        (pf_ctx){rows[i].flags, rows[i].prefetch, 1, rows[i].kind, NULL, NULL,
                                 paired ? &pair : NULL},
                        paired ? run_memcg_pair : run_memcg_row, note);
+        r->limit_pct = pct;
         if (strcmp(rows[i].name, BEST_ROW) == 0)
-            snprintf(r->also, sizeof(r->also), "%s", FIO_LTM_ROW);
+            at_level(r->also, sizeof(r->also), FIO_LTM_ROW, pct);
         if (paired) {
             size_t len = strlen(r->note);
             snprintf(r->note + len, sizeof(r->note) - len,
@@ -724,9 +747,9 @@ static void memcg_group(bench *b)
         }
     }
     fprintf(stderr,
-            "nd_bench: %s: cgroup %s limited to %lld MiB, up to %d reads or %.0f ms per "
-            "run\n",
-            MEM_GROUP, P.cg.dir, (long long)(limit >> 20), P.mem_reads, P.mem_run_ms);
+            "nd_bench: %s: cgroup %s limited to %lld MiB (%d%% of the file), up to %d reads or "
+            "%.0f ms per run\n",
+            MEM_GROUP, P.cg.dir, (long long)(limit >> 20), pct, P.mem_reads, P.mem_run_ms);
     bench_run_queued(b);
     cgroup_remove();
 }
@@ -737,7 +760,7 @@ void bench_prefetch(bench *b)
     P.reads = b->prefetch_reads;
     P.warm_reads = P.reads * 16;
     P.res_calls = b->quick ? 1 << 16 : 1 << 21;
-    /* enough blocks to touch about twice the cgroup's quarter of the file */
+    /* enough blocks to touch about twice the quarter of the file the first level caches */
     int64_t mem = P.size / 2 / ((MIN_BLOCK + MAX_BLOCK) / 2);
     P.mem_reads = (int)(mem < P.reads ? P.reads : mem > 4 * P.reads ? 4 * P.reads : mem);
     int n = P.warm_reads > P.mem_reads ? P.warm_reads : P.mem_reads;
@@ -775,7 +798,8 @@ void bench_prefetch(bench *b)
     atexit(cgroup_remove); /* a die() inside the group must not leave the cgroup behind */
     cold_prefetch_group(b);
     resident_group(b);
-    memcg_group(b);
+    for (size_t i = 0; i < sizeof(mem_levels) / sizeof(mem_levels[0]); i++)
+        memcg_group(b, mem_levels[i], i == 0);
     free(P.offsets);
     free(P.lens);
     nd_check(nd_close(P.nd_dir), "nd_close(dir)");
@@ -801,18 +825,22 @@ void bench_prefetch_targets(void)
      * than the bare system call, and the strategy it recommends (buffered,
      * ND_IO_RANDOM, prefetch of each batch) gets what the page cache and the
      * device give 32 reads in flight */
-    row *r = bench_find(MEM_GROUP, BUFFERED_ROW);
-    if (r != NULL) {
-        snprintf(r->target, sizeof(r->target), ">= 0.90 of raw pread");
-        r->met = bench_judged_ratio(r) >= 0.90;
+    char name[96];
+    for (size_t i = 0; i < sizeof(mem_levels) / sizeof(mem_levels[0]); i++) {
+        row *r = bench_find(MEM_GROUP, at_level(name, sizeof(name), BUFFERED_ROW, mem_levels[i]));
+        if (r != NULL) {
+            snprintf(r->target, sizeof(r->target), ">= 0.90 of raw pread");
+            r->met = bench_judged_ratio(r) >= 0.90;
+        }
+        r = bench_find(MEM_GROUP, at_level(name, sizeof(name), BEST_ROW, mem_levels[i]));
+        if (r != NULL) {
+            snprintf(r->target, sizeof(r->target), ">= 0.90 of fio QD32 (per round)");
+            snprintf(r->also_target, sizeof(r->also_target), ">= 0.90 per round");
+            double fio_ratio = r->also_paired >= 0 ? r->also_paired : r->also_ratio;
+            r->also_met = r->met = fio_ratio >= 0.90; /* unknown (fio missing) is not met */
+        }
     }
-    r = bench_find(MEM_GROUP, BEST_ROW);
-    if (r != NULL) {
-        snprintf(r->target, sizeof(r->target), ">= 0.90 of fio QD32 (per round)");
-        snprintf(r->also_target, sizeof(r->also_target), ">= 0.90 per round");
-        double fio_ratio = r->also_paired >= 0 ? r->also_paired : r->also_ratio;
-        r->also_met = r->met = fio_ratio >= 0.90; /* unknown (fio missing) is not met */
-    }
+    row *r;
     for (int i = 1; i < 3; i++) {
         r = bench_find(RES_GROUP, res_rows[i]);
         if (r != NULL) {

@@ -30,6 +30,7 @@ row *bench_row(const char *group, const char *name, const char *baseline)
     r->cpu_median = r->cpu_ratio = NOT_SET;
     r->cpu_us_per_op = NOT_SET;
     r->also_ratio = r->also_paired = NOT_SET;
+    r->limit_pct = NOT_SET;
     r->met = r->also_met = -1;
     return r;
 }
@@ -227,18 +228,23 @@ void bench_print_table(const bench *b)
     for (int c = 0; c < b->ncpus; c++)
         printf(" %d: %.2f / %.2f", c, b->cpu_speed[0][c], b->cpu_speed[1][c]);
     printf("\n");
+    int width = 50; /* the name column: the group's longest name, so its columns line up */
     for (int i = 0; i < nrows; i++) {
         const row *r = &rows[i];
         if (strcmp(group, r->group) != 0) {
             group = r->group;
+            width = 50;
+            for (int k = i; k < nrows && strcmp(rows[k].group, group) == 0; k++)
+                if ((int)strlen(rows[k].name) > width)
+                    width = (int)strlen(rows[k].name);
             if (r->per_op_ns)
                 printf("\n%s (in %s: lower is better; cpu = CPU ns per call)", group, r->unit);
             else if (r->unit != NULL)
                 printf("\n%s (in %s: higher is better; cpu = CPU us per op)", group, r->unit);
             else
                 printf("\n%s", group);
-            printf("\n  %-50s %9s %9s %9s %7s %7s %9s %7s %-21s %s\n", "name", "median", "min",
-                   "max", "ratio", "paired", "cpu", "cpu-rat", "target", "met");
+            printf("\n  %-*s %9s %9s %9s %7s %7s %9s %7s %-21s %s\n", width, "name", "median",
+                   "min", "max", "ratio", "paired", "cpu", "cpu-rat", "target", "met");
         }
         char ratio[16] = "limit", paired[16] = "", cratio[16] = "", extra[96] = "";
         if (r->cpu_ratio >= 0)
@@ -263,7 +269,7 @@ void bench_print_table(const bench *b)
             snprintf(extra + len, sizeof(extra) - len, "  no ratio to %.24s (not measured)",
                      r->also);
         double cpu = r->unit != NULL && !r->per_op_ns ? r->cpu_us_per_op : r->cpu_median;
-        printf("  %-50s %9.2f %9.2f %9.2f %7s %7s %9.2f %7s %-21s %s%s\n", r->name, r->median,
+        printf("  %-*s %9.2f %9.2f %9.2f %7s %7s %9.2f %7s %-21s %s%s\n", width, r->name, r->median,
                r->min, r->max, ratio, paired, cpu, cratio, r->target,
                r->met < 0 ? ""
                : r->met   ? "yes"
@@ -423,6 +429,10 @@ int bench_write_json(const bench *b, const char *path)
         if (r->speedup_cpus > 0) {
             fputs(", \"speedup_cpus\": ", f);
             json_num(f, r->speedup_cpus);
+        }
+        if (r->limit_pct > 0) {
+            fputs(", \"limit_pct\": ", f);
+            json_num(f, r->limit_pct);
         }
         if (r->unit != NULL && !r->per_op_ns) {
             fputs(", \"cpu_us_per_op\": ", f);

@@ -219,10 +219,14 @@ endfunction()
 
 if("LargerThanMemory" IN_LIST groups)
   message(STATUS "c.json: LargerThanMemory present (a memory cgroup could be made)")
-  # its baselines (the bare pread loop, fio through the same cgroup's page cache) and the
-  # two rows with targets, in IOPS, each target judged
-  foreach(want "raw pread (default advice)" "fio randread QD32 through the page cache"
-               "buffered (ND_IO_RANDOM)" "buffered (ND_IO_RANDOM), prefetch each batch")
+  # at a quarter of the file: its baselines (the bare pread loop, fio through the same cgroup's
+  # page cache) and the two rows with targets; at a tenth: the pread loop and the buffered row
+  # judged against it. In IOPS, each target judged, each row saying its level (limit_pct).
+  set(q ", 25% of the file in memory")
+  set(t ", 10% of the file in memory")
+  foreach(want "raw pread (default advice)${q}" "fio randread QD32 through the page cache${q}"
+               "buffered (ND_IO_RANDOM)${q}" "buffered (ND_IO_RANDOM), prefetch each batch${q}"
+               "raw pread (default advice)${t}" "buffered (ND_IO_RANDOM)${t}")
     set(found NO)
     foreach(i RANGE ${last})
       string(JSON name GET "${json}" results ${i} name)
@@ -232,11 +236,15 @@ if("LargerThanMemory" IN_LIST groups)
         string(JSON unit GET "${json}" results ${i} unit)
         string(JSON met TYPE "${json}" results ${i} met)
         string(JSON nr LENGTH "${json}" results ${i} rounds)
+        string(JSON pct ERROR_VARIABLE no_pct GET "${json}" results ${i} limit_pct)
         if(NOT unit STREQUAL "IOPS" OR nr LESS 1)
           message(FATAL_ERROR "c.json: LargerThanMemory row '${want}': unit '${unit}', ${nr} rounds")
         endif()
         if(want MATCHES "^buffered" AND NOT met STREQUAL "BOOLEAN")
           message(FATAL_ERROR "c.json: LargerThanMemory row '${want}' has no verdict (${met})")
+        endif()
+        if((want MATCHES "25%" AND NOT pct EQUAL 25) OR (want MATCHES "10%" AND NOT pct EQUAL 10))
+          message(FATAL_ERROR "c.json: LargerThanMemory row '${want}': limit_pct '${pct}'")
         endif()
       endif()
     endforeach()
@@ -245,8 +253,8 @@ if("LargerThanMemory" IN_LIST groups)
     endif()
   endforeach()
   # fio and the prefetch row are one measurement of two runs back to back (run_memcg_pair)
-  check_pair(LargerThanMemory "fio randread QD32 through the page cache"
-             "buffered (ND_IO_RANDOM), prefetch each batch" also 0 ratio_paired)
+  check_pair(LargerThanMemory "fio randread QD32 through the page cache${q}"
+             "buffered (ND_IO_RANDOM), prefetch each batch${q}" also 0 ratio_paired)
 else()
   message(STATUS "c.json: LargerThanMemory ABSENT: no memory cgroup here (nd_bench said why)")
 endif()
