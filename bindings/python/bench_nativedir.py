@@ -22,8 +22,8 @@ Compares, in one run on one machine, what a Python user would pick instead:
   cold (direct I/O: every read reaches the device) and cached (target: at
   least 1.5x the executor and 0.6 of fio cold, 3x the executor cached).
 * LargerThanMemory: 4 KiB random reads of a 1 GiB file inside a memory cgroup
-  (``nd_memlimit``) allowing a quarter of it as page cache: ``os.preadv`` vs
-  nativedir buffered ``random=True`` (target: >= 0.9 of its rate, per round)
+  (``nd_memlimit``) allowing a quarter of it as page cache, then a tenth: ``os.preadv`` vs
+  nativedir buffered ``random=True`` (target at each: >= 0.9 of its rate, per round)
   and the ``mmap`` module with ``MADV_RANDOM``; skipped, saying why, where no
   memory cgroup can be made.
 
@@ -531,15 +531,16 @@ class Bench:
     # ---- asynchronous reads: RingRandomQD32 (cold) and RingCachedQD32 ----
 
     def bench_ltm(self) -> None:
-        """LargerThanMemory: 4 KiB random reads of a file 4x a memory cgroup's limit.
+        """LargerThanMemory: 4 KiB random reads of a file larger than a memory cgroup's page cache.
 
-        The reads run in a child process inside ``nd_memlimit run --limit`` (its page cache
-        counts against the limit), the file evicted first and the cgroup then filled with the
-        file's first part (untimed), so every round starts where a long run would be. Rows:
-        ``os.preadv`` (the baseline), the ``mmap`` module with ``MADV_RANDOM`` and nativedir
-        buffered ``random=True`` (what docs/strategies.md picks once the data does not fit),
-        rounds interleaved; the target is judged per round. Skipped, saying why, where no
-        memory cgroup can be made.
+        At each level of ``--ltm-levels`` (a quarter, then a tenth of the file) the reads run in
+        a child process inside ``nd_memlimit run`` (its page cache counts against the limit), the
+        file evicted first and the cgroup then filled with the file's first part (untimed), so
+        every round starts where a long run would be. Rows: ``os.preadv`` (the baseline), the
+        ``mmap`` module with ``MADV_RANDOM`` and nativedir buffered ``random=True`` (what
+        docs/strategies.md picks once the data does not fit), rounds interleaved, each row's
+        name ending with its level; the target is judged per round at every level. Skipped,
+        saying why, where no memory cgroup can be made.
         """
         a = self.args
         tool = a.memlimit
@@ -551,38 +552,50 @@ class Bench:
         if not path.exists() or path.stat().st_size != a.ltm_mib * MIB:
             _write_blocks(self.nd, name, a.ltm_mib * MIB, direct=True)
         res = self.dir / "ltm-rows.json"
-        # no limit at the start: the child sets it once Python and nativedir are loaded, to its
-        # own memory plus the page cache allowed (nd_memlimit limit --cache)
-        cmd = [tool, "run", "--", sys.executable,
-               str(Path(__file__).resolve()), "--ltm-child", str(res), "--dir", str(self.dir),
-               "--ltm-mib", str(a.ltm_mib), "--ltm-limit-mib", str(a.ltm_limit_mib),
-               "--ltm-reads", str(a.ltm_reads), "--ltm-runs", str(a.ltm_runs),
-               "--memlimit", tool]
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True)
-            if proc.returncode == 77:
-                print("  LargerThanMemory: SKIPPED: " + (proc.stderr.strip() or "no memory cgroup"))
-                return
-            if proc.returncode != 0 or not res.exists():
-                raise SystemExit(f"bench_nativedir: LargerThanMemory failed ({proc.returncode}): "
-                                 + proc.stderr.strip()[-2000:])
-            got = json.loads(res.read_text(encoding="utf-8"))
+            for pct in a.ltm_levels:
+                limit_mib = a.ltm_mib * pct // 100
+                # no limit at the start: the child sets it once Python and nativedir are loaded,
+                # to its own memory plus the page cache allowed (nd_memlimit limit --cache)
+                cmd = [tool, "run", "--", sys.executable,
+                       str(Path(__file__).resolve()), "--ltm-child", str(res), "--dir", str(self.dir),
+                       "--ltm-mib", str(a.ltm_mib), "--ltm-limit-mib", str(limit_mib),
+                       "--ltm-reads", str(a.ltm_reads), "--ltm-runs", str(a.ltm_runs),
+                       "--memlimit", tool]
+                proc = subprocess.run(cmd, capture_output=True, text=True)
+                if proc.returncode == 77:
+                    print("  LargerThanMemory: SKIPPED: " + (proc.stderr.strip() or "no memory cgroup"))
+                    return
+                if proc.returncode != 0 or not res.exists():
+                    raise SystemExit(f"bench_nativedir: LargerThanMemory failed ({proc.returncode}): "
+                                     + proc.stderr.strip()[-2000:])
+                got = json.loads(res.read_text(encoding="utf-8"))
+                res.unlink()
+                self._ltm_rows(pct, limit_mib, got)
         finally:
             res.unlink(missing_ok=True)
             path.unlink(missing_ok=True)
-        rates, cpus = got["rates"], got["cpus"]
-        print("  LargerThanMemory: " + ", ".join(
-            f"{v} {statistics.median(r):.0f}/s" for v, r in rates.items()), flush=True)
+
+    def _ltm_rows(self, pct: int, limit_mib: int, got: dict) -> None:
+        """One level's rows of LargerThanMemory, from what its child measured."""
+        a = self.args
+        at = f", {pct}% of the file in memory"
+        rates = {v + at: r for v, r in got["rates"].items()}
+        cpus = {v + at: c for v, c in got["cpus"].items()}
+        print(f"  LargerThanMemory at {pct}%: " + ", ".join(
+            f"{v} {statistics.median(r):.0f}/s" for v, r in got["rates"].items()), flush=True)
         note = (f"{a.ltm_reads} reads of 4 KiB at random offsets a round, {a.ltm_mib} MiB file "
-                f"evicted, a memory cgroup of {a.ltm_limit_mib} MiB (nd_memlimit: the process's own "
+                f"evicted, a memory cgroup of {limit_mib} MiB (nd_memlimit: the process's own "
                 f"memory plus that much page cache) filled with its first part; {got['cached_pct']:.1f}% of the file cached at the end")
-        base = LTM_BASE
-        self.rate_row("LargerThanMemory", base, rates, cpus, None, None, note)
-        # one pread of 4 KiB a call either way (ND_IO_RANDOM's buffer is 4 KiB) and most reads
-        # wait for the device: nativedir has no reason to be slower than the call it makes,
-        # 0.9 leaves the binding's microsecond beside a device read's hundred
-        self.rate_row("LargerThanMemory", LTM_ND, rates, cpus, base, ">= 0.9", note)
-        self.rate_row("LargerThanMemory", LTM_MMAP, rates, cpus, base, None, note)
+        base = LTM_BASE + at
+        rows = [self.rate_row("LargerThanMemory", base, rates, cpus, None, None, note),
+                # one pread of 4 KiB a call either way (ND_IO_RANDOM's buffer is 4 KiB) and most
+                # reads wait for the device: nativedir has no reason to be slower than the call
+                # it makes, 0.9 leaves the binding's microsecond beside a device read's hundred
+                self.rate_row("LargerThanMemory", LTM_ND + at, rates, cpus, base, ">= 0.9", note),
+                self.rate_row("LargerThanMemory", LTM_MMAP + at, rates, cpus, base, None, note)]
+        for r in rows:
+            r["limit_pct"] = pct
 
     def bench_ring(self) -> None:
         """4 KiB random reads, 32 in flight, on asyncio: the ring against the thread pools.
@@ -1034,9 +1047,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--ring-runs", type=int, default=None,
                     help="measured rounds of the ring groups (default 5; 2 with --quick)")
     ap.add_argument("--ltm-mib", type=int, default=None,
-                    help="LargerThanMemory's file (default 1024; 64 with --quick)")
-    ap.add_argument("--ltm-limit-mib", type=int, default=None,
-                    help="its memory cgroup's limit (default a quarter of the file)")
+                    help="LargerThanMemory's file (default 1024; 80 with --quick)")
+    ap.add_argument("--ltm-levels", default="25,10",
+                    help="the page cache its memory cgroup allows, in per cent of the file, one "
+                         "run of the group each (default 25,10)")
+    ap.add_argument("--ltm-limit-mib", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--ltm-reads", type=int, default=None,
                     help="reads per row per round (default 3000; 300 with --quick)")
     ap.add_argument("--ltm-runs", type=int, default=None, help="rounds (default 11; 2 with --quick)")
@@ -1058,8 +1073,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     args.ring_runs = args.ring_runs or (2 if args.quick else 5)
     if args.quick:
         args.random_reads = min(args.random_reads, 5000)
-    args.ltm_mib = args.ltm_mib or (64 if args.quick else 1024)
-    args.ltm_limit_mib = args.ltm_limit_mib or max(8, args.ltm_mib // 4)
+    # quick: a tenth of 80 MiB is still room for the child's own memory beside its page cache
+    args.ltm_mib = args.ltm_mib or (80 if args.quick else 1024)
+    try:
+        args.ltm_levels = [int(v) for v in str(args.ltm_levels).split(",") if v.strip()]
+    except ValueError:
+        ap.error(f"--ltm-levels wants per cents separated by commas, not {args.ltm_levels!r}")
+    if not args.ltm_levels or not all(0 < v < 100 for v in args.ltm_levels):
+        ap.error("--ltm-levels wants per cents from 1 to 99")
     args.ltm_reads = args.ltm_reads or (300 if args.quick else 3000)
     # a round is 0.6 s: eleven of them cost seconds, and a slowed CPU takes one round of eleven
     args.ltm_runs = args.ltm_runs or (2 if args.quick else 11)

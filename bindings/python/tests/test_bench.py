@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -120,3 +121,40 @@ def test_fio_too_short_to_measure_its_cpu(monkeypatch) -> None:
     # a row's CPU is the median of the rounds that measured one
     assert bench._median_measured([None, None]) is None
     assert bench._median_measured([None, 2.0, 4.0]) == 3.0
+
+
+def test_larger_than_memory_at_each_level(tmp_path: Path) -> None:
+    """LargerThanMemory runs at a quarter and at a tenth of the file, inside nd_memlimit's cgroup
+    ($ND_MEMLIMIT): at each level the pread baseline, nativedir's judged row and the mapping,
+    every name saying its level, the target judged per round against that level's baseline."""
+    import pytest
+    tool = os.environ.get("ND_MEMLIMIT", "")
+    if not tool or not os.access(tool, os.X_OK):
+        pytest.skip("no nd_memlimit ($ND_MEMLIMIT unset: the ctest sets it where the bench is built)")
+    check = subprocess.run([tool, "check"], capture_output=True, text=True)
+    if check.returncode != 0:
+        pytest.skip("no memory cgroup here: " + (check.stderr.strip() or check.stdout.strip()))
+    out = tmp_path / "results"
+    proc = subprocess.run(
+        [sys.executable, str(BENCH), "--quick", "--only", "LargerThanMemory", "--memlimit", tool,
+         "--ltm-reads", "100", "--dir", str(tmp_path / "scratch"), "--out", str(out)],
+        capture_output=True, text=True, timeout=300, env=dict(os.environ))
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads((out / "python.json").read_text(encoding="utf-8"))["results"]
+    assert {r["group"] for r in rows} == {"LargerThanMemory"}
+    names = {r["name"]: r for r in rows}
+    assert len(names) == len(rows) == 6
+    for pct in (25, 10):
+        at = f", {pct}% of the file in memory"
+        base, nd, mm = (names[n + at] for n in (
+            "os.preadv (4 KiB, one bytearray)", "nativedir readinto_at (buffered, random)",
+            "mmap module, MADV_RANDOM: buf[:] = view[off:off+4096]"))
+        assert all(r["limit_pct"] == pct and r["unit"] == "IOPS" for r in (base, nd, mm))
+        assert base["baseline"] is None and base["target"] is None
+        assert f"a memory cgroup of {80 * pct // 100} MiB" in nd["note"]
+        assert nd["baseline"] == base["name"] and nd["target"] == ">= 0.9 (per-round)"
+        # judged per round: the median of each round's ratio to the same level's baseline
+        paired = statistics.median(a / b for a, b in zip(nd["rounds"], base["rounds"]))
+        assert abs(paired - nd["ratio_paired"]) <= 0.01 * nd["ratio_paired"]
+        assert nd["met"] == (nd["ratio_paired"] >= 0.9)
+        assert mm["baseline"] == base["name"] and mm["target"] is None
