@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Runs the Java benchmark's LargerThanMemory group in its quick form and checks the rows it
-writes: FileChannel (the baseline), nativedir's random input with its per-round target against
-it, MappedByteBuffer beside them, each with its rounds and its CPU per read. No timing is judged.
+writes at each level (a quarter and a tenth of the file as page cache): FileChannel (the
+baseline), nativedir's random input with its per-round target against it, MappedByteBuffer beside
+them, each with its rounds, its CPU per read and its level. No timing is judged.
 Exits 77 (skipped, saying why) where no memory cgroup can be made here.
 
     check_bench_ltm.py JAVA CLASSPATH ND_MEMLIMIT SCRATCH
@@ -32,36 +33,47 @@ def main() -> int:
         return 1
     rows = json.loads((out / "java.json").read_text(encoding="utf-8"))["results"]
     ltm = {r["name"]: r for r in rows if r["group"] == "LargerThanMemory"}
-    fc = "FileChannel.read(direct ByteBuffer, pos) 4 KiB"
-    nd = "nativedir read(pos, direct ByteBuffer) (buffered, RANDOM)"
-    mb = "MappedByteBuffer.get(pos, byte[]) 4 KiB"
-    if set(ltm) != {fc, nd, mb} or len(rows) != 3:
+    judged = []
+    for pct, mib in ((25, 20), (10, 8)):  # the quick file is 80 MiB
+        at = ", %d%% of the file in memory" % pct
+        fc = "FileChannel.read(direct ByteBuffer, pos) 4 KiB" + at
+        nd = "nativedir read(pos, direct ByteBuffer) (buffered, RANDOM)" + at
+        mb = "MappedByteBuffer.get(pos, byte[]) 4 KiB" + at
+        level = {n: ltm.get(n) for n in (fc, nd, mb)}
+        if None in level.values():
+            print("FAIL: at %d%% the group lacks %s (its rows: %s)"
+                  % (pct, [n for n, r in level.items() if r is None], sorted(ltm)))
+            return 1
+        for r in level.values():
+            if r["unit"] != "IOPS" or len(r["rounds"]) != r["runs"] or r["runs"] < 2 or \
+                    not all(v > 0 for v in r["rounds"]) or not r["cpu_us_per_op"] > 0 or \
+                    not r["min"] <= r["median"] <= r["max"]:
+                print("FAIL: row %r is not a rate with its rounds and CPU: %r" % (r["name"], r))
+                return 1
+            if "memory cgroup of %d MiB" % mib not in r["note"] or r.get("limit_pct") != pct:
+                print("FAIL: row %r does not say its limit: %r, limit_pct %r"
+                      % (r["name"], r["note"], r.get("limit_pct")))
+                return 1
+        r = level[nd]
+        paired = sorted(a / b for a, b in zip(r["rounds"], level[fc]["rounds"]))
+        want = paired[len(paired) // 2] if len(paired) % 2 else \
+            (paired[len(paired) // 2 - 1] + paired[len(paired) // 2]) / 2
+        if r["baseline"] != fc or r["target"] != ">= 0.9 (per-round)" or \
+                abs(r["ratio_paired"] - want) > 1e-3 or r["met"] != (r["ratio_paired"] >= 0.9):
+            print("FAIL: nativedir's row is not judged per round against FileChannel: %r" % r)
+            return 1
+        if level[mb]["baseline"] != fc or level[mb]["target"] is not None or \
+                level[fc]["baseline"] is not None:
+            print("FAIL: the baseline and the mapping's row are not as documented")
+            return 1
+        judged.append("%d%% %.3f" % (pct, r["ratio_paired"]))
+    if len(ltm) != 6 or len(rows) != 6:
         print("FAIL: the group's rows are %s (and %d rows in all)" % (sorted(ltm), len(rows)))
-        return 1
-    for r in ltm.values():
-        if r["unit"] != "IOPS" or len(r["rounds"]) != r["runs"] or r["runs"] < 2 or \
-                not all(v > 0 for v in r["rounds"]) or not r["cpu_us_per_op"] > 0 or \
-                not r["min"] <= r["median"] <= r["max"]:
-            print("FAIL: row %r is not a rate with its rounds and CPU: %r" % (r["name"], r))
-            return 1
-        if "memory cgroup of 16 MiB" not in r["note"]:
-            print("FAIL: row %r does not say its limit: %r" % (r["name"], r["note"]))
-            return 1
-    r = ltm[nd]
-    paired = sorted(a / b for a, b in zip(r["rounds"], ltm[fc]["rounds"]))
-    want = paired[len(paired) // 2] if len(paired) % 2 else \
-        (paired[len(paired) // 2 - 1] + paired[len(paired) // 2]) / 2
-    if r["baseline"] != fc or r["target"] != ">= 0.9 (per-round)" or \
-            abs(r["ratio_paired"] - want) > 1e-3 or r["met"] != (r["ratio_paired"] >= 0.9):
-        print("FAIL: nativedir's row is not judged per round against FileChannel: %r" % r)
-        return 1
-    if ltm[mb]["baseline"] != fc or ltm[mb]["target"] is not None or ltm[fc]["baseline"] is not None:
-        print("FAIL: the baseline and the mapping's row are not as documented")
         return 1
     if any(scratch.joinpath("dir").glob("*/ltm.dat")):
         print("FAIL: the group left its file behind")
         return 1
-    print("ok: 3 LargerThanMemory rows; nativedir per round %.3f of FileChannel" % r["ratio_paired"])
+    print("ok: 6 LargerThanMemory rows; nativedir per round of FileChannel at " + ", ".join(judged))
     return 0
 
 
