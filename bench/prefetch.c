@@ -174,6 +174,7 @@ typedef struct {
     double ms[2], cpu[2], ops[2], cached[2];
     /* LargerThanMemory: each row's reads */
     uint32_t flags[2];
+    int prefetch[2];
     int kind[2];
     const char *who[2];
 } pf_pair;
@@ -186,6 +187,7 @@ typedef struct {
     const char *who;
     uint8_t *buf;
     pf_pair *pair; /* the shared measurement of a row measured with another */
+    int slot;      /* which of its pair's two rows this is (0 or 1) */
 } pf_ctx;
 
 /* `budget_ms` 0: all `count` reads */
@@ -262,7 +264,7 @@ static double run_warm_pair(bench *b, void *vctx, run_out *out)
     if (!p->fresh)
         measure_warm_pair(c);
     p->fresh = !p->fresh;
-    return take_half(p, c->prefetch, out);
+    return take_half(p, c->slot, out);
 }
 
 static double run_fio_row(bench *b, void *vctx, run_out *out)
@@ -454,11 +456,14 @@ static double run_memcg_row(bench *b, void *vctx, run_out *out)
     return res[0];
 }
 
-/* LargerThanMemory's best row and fio, the target's baseline, run back to back
- * in each round, first one then the other (AB BA AB ...): both are bound by
- * the CPU's reclaim of the cgroup's pages, and on this kind of virtual
- * machine the host's share of the CPUs drifts by a third within a minute, so
- * two runs seconds apart compared mostly when they ran. */
+/* A LargerThanMemory row with a target and its baseline (the best row and
+ * fio, the buffered row and the bare pread loop) run back to back in each
+ * round, first one then the other (AB BA AB ...): both are bound by the CPU's
+ * reclaim of the cgroup's pages, and on this kind of virtual machine the
+ * host's share of the CPUs drifts by a third within a minute, so two runs
+ * seconds apart compared mostly when they ran (the buffered row against the
+ * pread loop at a tenth of the file, each in its own place in the round:
+ * per-round ratios of 0.52 to 1.20, median 0.83, for the same system call). */
 static double run_memcg_pair(bench *b, void *vctx, run_out *out)
 {
     pf_ctx *c = vctx;
@@ -468,7 +473,7 @@ static double run_memcg_pair(bench *b, void *vctx, run_out *out)
             int slot = i ^ p->flip;
             pf_ctx one = *c; /* its buffer; the slot's reads */
             one.flags = p->flags[slot];
-            one.prefetch = slot;
+            one.prefetch = p->prefetch[slot];
             one.kind = p->kind[slot];
             one.who = p->who[slot];
             one.pair = NULL;
@@ -481,7 +486,7 @@ static double run_memcg_pair(bench *b, void *vctx, run_out *out)
         p->flip = !p->flip;
     }
     p->fresh = !p->fresh;
-    return take_half(p, c->prefetch, out);
+    return take_half(p, c->slot, out);
 }
 
 /* ---- rows ---- */
@@ -541,18 +546,18 @@ static void cold_prefetch_group(bench *b)
                  "before each run, a fresh input each run",
                  P.reads, BATCH, mib);
         queue(GROUP, cold_rows[s][0], s == 0 ? NULL : cold_rows[0][0],
-              (pf_ctx){flags, 0, 1, 0, NULL, NULL, NULL}, run_pf_row, note);
-        queue(GROUP, cold_rows[s][1], cold_rows[s][0], (pf_ctx){flags, 1, 1, 0, NULL, NULL, NULL},
-              run_pf_row, note);
+              (pf_ctx){flags, 0, 1, 0, NULL, NULL, NULL, 0}, run_pf_row, note);
+        queue(GROUP, cold_rows[s][1], cold_rows[s][0],
+              (pf_ctx){flags, 1, 1, 0, NULL, NULL, NULL, 0}, run_pf_row, note);
         pairs[s] = (pf_pair){0};
         snprintf(note, sizeof(note),
                  "%d reads of 4-16 KiB in batches of %d, %lld MiB file cached%s; in one run "
                  "with its pair, batches alternating (ABBA)",
                  P.warm_reads / 2, BATCH, mib, s == 0 ? ", mapping populated at open" : "");
-        queue(GROUP, warm_rows[s][0], NULL, (pf_ctx){flags, 0, 0, 0, NULL, NULL, &pairs[s]},
+        queue(GROUP, warm_rows[s][0], NULL, (pf_ctx){flags, 0, 0, 0, NULL, NULL, &pairs[s], 0},
               run_warm_pair, note);
         queue(GROUP, warm_rows[s][1], warm_rows[s][0],
-              (pf_ctx){flags, 1, 0, 0, NULL, NULL, &pairs[s]}, run_warm_pair, note);
+              (pf_ctx){flags, 1, 0, 0, NULL, NULL, &pairs[s], 1}, run_warm_pair, note);
     }
     fprintf(stderr, "nd_bench: %s: %lld MiB file %s, %d cold and %d warm reads per run\n", GROUP,
             mib, P.path, P.reads, P.warm_reads);
@@ -649,19 +654,24 @@ static void memcg_group(bench *b, int pct, int every_row)
     if (cgroup_make(limit) != 0)
         return;
     P.cache = limit;
+    /* pair: the row is measured back to back with the other of its pair
+     * (run_memcg_pair), each target's two sides: 0 the bare pread loop and the
+     * buffered row, 1 fio and the best row; -1 alone */
     static const struct {
         const char *name;
         uint32_t flags;
-        int prefetch, kind, every_level;
+        int prefetch, kind, every_level, pair, slot;
     } rows[] = {
-        {RAW_ROW, 0, 0, PF_RAW, 1},
-        {FIO_LTM_ROW, 0, 0, PF_FIO, 0},
-        {BUFFERED_ROW, ND_IO_RANDOM, 0, PF_ND, 1},
-        {BEST_ROW, ND_IO_RANDOM, 1, PF_ND, 0},
-        {"mapped (ND_IO_RANDOM)", ND_IO_MMAP | ND_IO_RANDOM, 0, PF_ND, 0},
-        {"mapped (ND_IO_RANDOM), prefetch each batch", ND_IO_MMAP | ND_IO_RANDOM, 1, PF_ND, 0},
-        {"mapped (default advice)", ND_IO_MMAP, 0, PF_ND, 0},
-        {"direct (ND_IO_MERGE)", ND_IO_MERGE | ND_IO_REQUIRE_DIRECT | ND_IO_RANDOM, 0, PF_ND, 0},
+        {RAW_ROW, 0, 0, PF_RAW, 1, 0, 0},
+        {FIO_LTM_ROW, 0, 0, PF_FIO, 0, 1, 0},
+        {BUFFERED_ROW, ND_IO_RANDOM, 0, PF_ND, 1, 0, 1},
+        {BEST_ROW, ND_IO_RANDOM, 1, PF_ND, 0, 1, 1},
+        {"mapped (ND_IO_RANDOM)", ND_IO_MMAP | ND_IO_RANDOM, 0, PF_ND, 0, -1, 0},
+        {"mapped (ND_IO_RANDOM), prefetch each batch", ND_IO_MMAP | ND_IO_RANDOM, 1, PF_ND, 0, -1,
+         0},
+        {"mapped (default advice)", ND_IO_MMAP, 0, PF_ND, 0, -1, 0},
+        {"direct (ND_IO_MERGE)", ND_IO_MERGE | ND_IO_REQUIRE_DIRECT | ND_IO_RANDOM, 0, PF_ND, 0, -1,
+         0},
     };
     enum { NROWS = sizeof(rows) / sizeof(rows[0]), DIRECT = NROWS - 1 };
     nd_handle probe;
@@ -672,7 +682,7 @@ static void memcg_group(bench *b, int pct, int every_row)
     if (fio) {
         /* fio's own memory (a few MiB of buffers and shared state), measured
          * once with direct reads, goes on top of its runs' limit */
-        pf_ctx probe_ctx = {0, 0, 0, PF_PROBE, "fio probe", NULL, NULL};
+        pf_ctx probe_ctx = {0, 0, 0, PF_PROBE, "fio probe", NULL, NULL, 0};
         run_out o = {0};
         P.fio_own = 0;
         double peak = run_memcg_row(b, &probe_ctx, &o);
@@ -690,8 +700,8 @@ static void memcg_group(bench *b, int pct, int every_row)
         if (P.mem_run_ms < MEM_MIN_RUN_MS)
             P.mem_run_ms = MEM_MIN_RUN_MS;
     }
-    static pf_pair pair;
-    pair = (pf_pair){0};
+    static pf_pair pairs[2];
+    memset(pairs, 0, sizeof(pairs));
     char note[240], name[96], base[96];
     snprintf(note, sizeof(note),
              "up to %d reads of 4-16 KiB in batches of %d or %.0f ms a run, "
@@ -717,26 +727,32 @@ static void memcg_group(bench *b, int pct, int every_row)
             continue;
         }
         at_level(name, sizeof(name), rows[i].name, pct);
-        /* fio and the best row: one pair, measured together (run_memcg_pair) */
-        int paired = fio && (rows[i].kind == PF_FIO || strcmp(rows[i].name, BEST_ROW) == 0);
-        if (paired) {
-            int slot = rows[i].kind == PF_FIO ? 0 : 1;
-            pair.flags[slot] = rows[i].flags;
-            pair.kind[slot] = rows[i].kind;
-            pair.who[slot] = rows[i].name;
+        /* a target's two sides: one pair, measured together (run_memcg_pair);
+         * fio's pair only where fio runs */
+        pf_pair *pair =
+            rows[i].pair >= 0 && (rows[i].pair == 0 || fio) ? &pairs[rows[i].pair] : NULL;
+        int slot = rows[i].slot;
+        if (pair != NULL) {
+            pair->flags[slot] = rows[i].flags;
+            pair->prefetch[slot] = rows[i].prefetch;
+            pair->kind[slot] = rows[i].kind;
+            pair->who[slot] = rows[i].name;
         }
-        row *r = queue(MEM_GROUP, name, i == 0 ? NULL : base,
-                       (pf_ctx){rows[i].flags, rows[i].prefetch, 1, rows[i].kind, NULL, NULL,
-                                paired ? &pair : NULL},
-                       paired ? run_memcg_pair : run_memcg_row, note);
+        row *r = queue(
+            MEM_GROUP, name, i == 0 ? NULL : base,
+            (pf_ctx){rows[i].flags, rows[i].prefetch, 1, rows[i].kind, NULL, NULL, pair, slot},
+            pair != NULL ? run_memcg_pair : run_memcg_row, note);
         r->limit_pct = pct;
         if (strcmp(rows[i].name, BEST_ROW) == 0)
             at_level(r->also, sizeof(r->also), FIO_LTM_ROW, pct);
-        if (paired) {
+        if (pair != NULL) {
             size_t len = strlen(r->note);
             snprintf(r->note + len, sizeof(r->note) - len,
-                     "; run back to back with %s, each first in every other round",
-                     rows[i].kind == PF_FIO ? "the prefetch row" : "fio");
+                     "; run back to back with the %s row, each first in every other round",
+                     rows[i].kind == PF_FIO   ? "prefetch"
+                     : rows[i].kind == PF_RAW ? "buffered"
+                     : rows[i].prefetch       ? "fio"
+                                              : "raw pread");
         }
         if (rows[i].kind == PF_FIO) {
             size_t len = strlen(r->note);

@@ -252,9 +252,14 @@ if("LargerThanMemory" IN_LIST groups)
       message(FATAL_ERROR "c.json: LargerThanMemory lacks the row '${want}'")
     endif()
   endforeach()
-  # fio and the prefetch row are one measurement of two runs back to back (run_memcg_pair)
+  # each target's two sides are one measurement of two runs back to back (run_memcg_pair): fio
+  # and the prefetch row; at each level the bare pread loop and the buffered row
   check_pair(LargerThanMemory "fio randread QD32 through the page cache${q}"
              "buffered (ND_IO_RANDOM), prefetch each batch${q}" also 0 ratio_paired)
+  foreach(at "${q}" "${t}")
+    check_pair(LargerThanMemory "raw pread (default advice)${at}" "buffered (ND_IO_RANDOM)${at}"
+               ratio_paired)
+  endforeach()
 else()
   message(STATUS "c.json: LargerThanMemory ABSENT: no memory cgroup here (nd_bench said why)")
 endif()
