@@ -28,11 +28,12 @@
  * (untimed: a run starts where a long one would be, every read evicting
  * another), then reads until it has done its count of blocks or used its
  * share of the time budget, whichever comes first; the rate is of the reads
- * done. fio and the prefetch row, the target's two sides, run back to back
- * (run_memcg_pair). The default advice's read-around makes that row about 20x
- * slower than the others: a fixed count alone made it take minutes. The
- * cgroup is removed at the end of each level and at exit. Where no memory
- * cgroup can be made the group says so loudly and has no rows.
+ * done. Each target's two sides (fio and the prefetch row, the bare pread
+ * loop and the buffered row) run back to back (run_memcg_pair). The default
+ * advice's read-around makes that row about 20x slower than the others: a
+ * fixed count alone made it take minutes. The cgroup is removed at the end of
+ * each level and at exit. Where no memory cgroup can be made the group says
+ * so loudly and has no rows.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -310,8 +311,8 @@ static int cgroup_make(int64_t limit)
 }
 
 /* In the child, once it is in the cgroup: reads as much of the file's start
- * as the level's page cache (the cgroup's limit) so that the page cache charged to it is full before the
- * timed reads start. 0, or -1 with the reason printed. */
+ * as the level allows (the cgroup's limit), so that the page cache charged to
+ * it is full before the timed reads start. 0, or -1 with the reason printed. */
 static int fill_cgroup(void)
 {
     int fd = openat(P.dirfd, P.name, O_RDONLY | O_CLOEXEC);
@@ -333,9 +334,9 @@ static int fill_cgroup(void)
 }
 
 /* In a run's child: joins the cgroup and limits it to the page-cache budget
- * (the level's share of the file) plus the memory the child holds besides page cache
- * (next to nothing: cgroups charge a process's pages to the cgroup that was
- * its own when they were touched, and the fork's are nd_bench's) plus
+ * (the level's share of the file) plus the memory the child holds besides
+ * page cache (next to nothing: cgroups charge a process's pages to the cgroup
+ * that was its own when they were touched, and the fork's are nd_bench's) plus
  * `extra` (the memory fio will hold), so that every row gets the same page
  * cache whatever its own size; `extra` -1: no limit (the probe of fio). */
 static int join_cgroup(int64_t extra)
