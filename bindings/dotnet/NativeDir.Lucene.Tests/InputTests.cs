@@ -176,7 +176,8 @@ namespace NativeDir.Lucene.Tests
             var clones = Enumerable.Range(0, 4).Select(_ => (IndexInput)i.Clone()).ToArray();
             // readers racing the close: every read returns the right byte, or (a read racing the
             // close of a mapped file) the zeros the close leaves at the mapping's addresses
-            // (SharedFile), or throws; a read started after Dispose returned throws; none crashes
+            // (SharedFile), after which the reader stops, or throws; a read started after Dispose
+            // returned throws; none crashes
             int closing = 0, closed = 0;
             using var stop = new CancellationTokenSource();
             Task[] readers = clones.Select((c, n) => Task.Run(() =>
@@ -194,8 +195,15 @@ namespace NativeDir.Lucene.Tests
                         byte got = c.ReadByte();
                         if (after)
                             throw new Exception("a read started after Dispose returned did not throw");
-                        if (got != data[pos] && (Volatile.Read(ref closing) == 0 || got != 0))
-                            throw new Exception("wrong byte");
+                        if (got != data[pos])
+                        {
+                            if (Volatile.Read(ref closing) == 0 || got != 0)
+                                throw new Exception("wrong byte");
+                            // it raced the close: stop here (under Wine each further read of the
+                            // revoked addresses goes through the fault handler, which the runtime
+                            // there does not always survive)
+                            return ok;
+                        }
                         c.ReadBytes(buf, 0, rnd.Next(1, buf.Length));
                         ok++;
                     }
