@@ -696,7 +696,7 @@ static void memcg_group(bench *b, int pct, int every_row)
     /* the budget shared by every run of every row at the level with them
      * all, warm-up included; a level with fewer rows keeps that run length */
     if (P.mem_run_ms <= 0) {
-        int nrows = every_row ? NROWS - !direct - !fio : NROWS;
+        int nrows = NROWS - !direct - !fio;
         P.mem_run_ms = (b->quick ? MEM_BUDGET_QUICK_MS : MEM_BUDGET_MS) / (nrows * (b->runs + 1));
         if (P.mem_run_ms < MEM_MIN_RUN_MS)
             P.mem_run_ms = MEM_MIN_RUN_MS;
