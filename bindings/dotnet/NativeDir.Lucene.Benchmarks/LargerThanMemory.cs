@@ -417,8 +417,8 @@ namespace NativeDir.Lucene.Benchmarks
         /// fills the cache with what its new reads keep before the window; with one, its cache
         /// could still hold what the mapping had read when the window began. A cache that never
         /// fills (an index that fits) warms for the query set or the whole time.</summary>
-        internal static Drive Warm(IndexSearcher searcher, Query[] queries, Options o) =>
-            Search(searcher, queries, o.Threads, 0, queries.Length, o.WarmSeconds,
+        internal static Drive Warm(IndexSearcher searcher, Query[] queries, Options o, double? seconds = null) =>
+            Search(searcher, queries, o.Threads, 0, queries.Length, seconds ?? o.WarmSeconds,
                 full: o.FullSeconds > 0 ? new CacheFull(o.FullSeconds) : null);
 
         /// <summary>Whether the cgroup's memory has stayed within a few MiB of its limit for a
@@ -483,6 +483,9 @@ namespace NativeDir.Lucene.Benchmarks
             // around the page by the device's read-ahead, evicting what the next queries need) and
             // NIOFSDirectory (0.7-0.85x SimpleFSDirectory at every limit: a lock per read)
             internal Kind[] OneRoundKinds = { Kind.MMap, Kind.NIOFS };
+            // and warm up for at most this long (they are shown, not judged; the judged
+            // directories warm for WarmSeconds)
+            internal double OneRoundWarmSeconds = 1.5;
             internal int Threads = 4;
             internal double WarmSeconds = 3; // the query set once, or this long: a cold cache fills
             internal double FullSeconds = 2; // or until the cache has been full this long (Warm)
@@ -621,10 +624,11 @@ namespace NativeDir.Lucene.Benchmarks
 
         /// <summary>One search cell: the index evicted, the limit set, the directory opened, the
         /// queries once untimed, then the window.</summary>
-        internal static Dictionary<string, object> SearchCell(Kind k, double pct, Built idx, Query[] queries, Options o, out long warmHits)
+        internal static Dictionary<string, object> SearchCell(Kind k, double pct, Built idx, Query[] queries, Options o, out long warmHits,
+            bool paced = true)
         {
             long hits = 0;
-            var cell = InMode(k, () => SearchCellIn(k, pct, idx, queries, o, out hits));
+            var cell = InMode(k, () => SearchCellIn(k, pct, idx, queries, o, paced, out hits));
             warmHits = hits;
             return cell;
         }
@@ -645,7 +649,8 @@ namespace NativeDir.Lucene.Benchmarks
             }
         }
 
-        private static Dictionary<string, object> SearchCellIn(Kind k, double pct, Built idx, Query[] queries, Options o, out long warmHits)
+        private static Dictionary<string, object> SearchCellIn(Kind k, double pct, Built idx, Query[] queries, Options o, bool paced,
+            out long warmHits)
         {
             Release();
             long left = MemLimit.Evict(idx.Path);
@@ -655,7 +660,7 @@ namespace NativeDir.Lucene.Benchmarks
             using (DirectoryReader reader = DirectoryReader.Open(dir))
             {
                 var searcher = new IndexSearcher(reader);
-                Drive warm = Warm(searcher, queries, o);
+                Drive warm = Warm(searcher, queries, o, o.OneRoundKinds.Contains(k) ? o.OneRoundWarmSeconds : null);
                 warmHits = warm.Queries == queries.Length ? warm.Hits : -1;
                 cell["warm_queries"] = warm.Queries;
                 cell["warm_seconds"] = Math.Round(warm.Seconds, 3);
@@ -669,17 +674,17 @@ namespace NativeDir.Lucene.Benchmarks
                 cell["p99_all_ms"] = cell["p99_ms"];
                 cell["p99_ms"] = Math.Round(Drive.Percentile(d.CommonLatenciesMs, 0.99), 3);
                 cell["p99_queries"] = d.CommonLatenciesMs.Length;
-                if (o.PacedRate > 0 && !o.OneRoundKinds.Contains(k))
+                if (paced && o.PacedRate > 0 && !o.OneRoundKinds.Contains(k))
                 {
                     var gp0 = GcTally.Now();
-                    Drive paced = Search(searcher, queries, o.Threads, 0, o.PacedQueries, o.PacedQueries / o.PacedRate + 1, o.PacedRate);
+                    Drive pd = Search(searcher, queries, o.Threads, 0, o.PacedQueries, o.PacedQueries / o.PacedRate + 1, o.PacedRate);
                     GcTally.Now().Since(gp0).AddTo(cell, "paced_");
                     cell["paced_rate"] = o.PacedRate;
-                    cell["paced_qps"] = Math.Round(paced.Qps, 2);
-                    cell["paced_p50_ms"] = Math.Round(paced.Percentile(0.50), 3);
-                    cell["paced_p99_ms"] = Math.Round(paced.Percentile(0.99), 3);
-                    cell["paced_queries"] = paced.Queries;
-                    cell["paced_search_cpu_s"] = Math.Round(paced.CpuTicks / ThreadCpu.TicksPerSecond, 2);
+                    cell["paced_qps"] = Math.Round(pd.Qps, 2);
+                    cell["paced_p50_ms"] = Math.Round(pd.Percentile(0.50), 3);
+                    cell["paced_p99_ms"] = Math.Round(pd.Percentile(0.99), 3);
+                    cell["paced_queries"] = pd.Queries;
+                    cell["paced_search_cpu_s"] = Math.Round(pd.CpuTicks / ThreadCpu.TicksPerSecond, 2);
                 }
                 cell["refaults_per_s"] = Math.Round((c1.Refaults - c0.Refaults) / d.Seconds, 1);
                 cell["majfaults_per_s"] = Math.Round((c1.MajFaults - c0.MajFaults) / d.Seconds, 1);
@@ -792,7 +797,7 @@ namespace NativeDir.Lucene.Benchmarks
         /// <see cref="Options.SettleLow"/> for <see cref="Options.SettlePhaseSeconds"/>, then rises
         /// back to the high one for as long. The queries finished in each bucket of
         /// <see cref="SettleBucket"/> seconds are the result; the report compares each phase with
-        /// the rate of a directory opened at that limit (the search cells).
+        /// the rate of a directory opened at that limit, measured next to the cell (Run).
         /// </summary>
         internal static Dictionary<string, object> SettleCell(Built idx, Query[] queries, Options o)
         {
@@ -1189,10 +1194,18 @@ namespace NativeDir.Lucene.Benchmarks
             }
             if (o.Settle)
             {
+                // what each phase is judged against: the rate of a directory opened at its limit,
+                // measured next to it (the low one just before, the high one just after), so that
+                // a device or a CPU share that drifts over the run moves both sides alike
+                var low = SearchCell(Kind.NativeDir, o.SettleLow, idx, queries, o, out _, paced: false);
                 var cell = SettleCell(idx, queries, o);
+                var high = SearchCell(Kind.NativeDir, o.SettleHigh, idx, queries, o, out _, paced: false);
+                cell["reference_low_qps"] = low["qps"];
+                cell["reference_high_qps"] = high["qps"];
                 cells.Add(cell);
                 Console.WriteLine($"  {Label(Kind.NativeDir),-62} limit {o.SettleHigh * 100:F0}% -> {o.SettleLow * 100:F0}% -> {o.SettleHigh * 100:F0}% under searches:"
-                    + $" q/s per {SettleBucket} s: {string.Join(" ", ((double[])cell["bucket_qps"]).Select(q => q.ToString("F0", CultureInfo.InvariantCulture)))}");
+                    + $" q/s per {SettleBucket} s: {string.Join(" ", ((double[])cell["bucket_qps"]).Select(q => q.ToString("F0", CultureInfo.InvariantCulture)))};"
+                    + $" opened at {o.SettleLow * 100:F0}% just before: {low["qps"]} q/s, at {o.SettleHigh * 100:F0}% just after: {high["qps"]} q/s");
             }
             MemLimit.Unlimit();
             var doc = new Dictionary<string, object>
@@ -1203,7 +1216,7 @@ namespace NativeDir.Lucene.Benchmarks
                 ["warm_seconds"] = o.WarmSeconds, ["full_seconds"] = o.FullSeconds, ["window_seconds"] = o.WindowSeconds, ["merge_seconds"] = o.MergeSeconds,
                 ["merge_rate"] = o.MergeRate, ["merge_rounds"] = o.MergeRounds,
                 ["merge_limit_pcts"] = o.MergeLimits.Select(l => Math.Round(l * 100)).ToArray(), ["rounds"] = o.Rounds,
-                ["device"] = o.Device, ["one_round_kinds"] = o.OneRoundKinds.Select(k => k.ToString()).ToArray(),
+                ["device"] = o.Device, ["one_round_kinds"] = o.OneRoundKinds.Select(k => k.ToString()).ToArray(), ["one_round_warm_seconds"] = o.OneRoundWarmSeconds,
                 ["seconds"] = Math.Round(total.Elapsed.TotalSeconds, 1), ["cells"] = cells,
             };
             File.WriteAllText(outFile, JsonSerializer.Serialize(doc, new JsonSerializerOptions { WriteIndented = true }) + "\n");
@@ -1238,6 +1251,8 @@ namespace NativeDir.Lucene.Benchmarks
                 if ((string)c["kind"] == "settle")
                 {
                     Ok(((double[])c["bucket_qps"]).Length > 0, $"settle: {((double[])c["bucket_qps"]).Length} buckets");
+                    Ok((double)c["reference_low_qps"] > 0 && (double)c["reference_high_qps"] > 0,
+                        $"settle: opened at each limit next to it, {c["reference_low_qps"]} and {c["reference_high_qps"]} q/s");
                     continue;
                 }
                 string name = $"{c["directory"]} {c["kind"]} at {c["limit_pct"]}%";

@@ -34,7 +34,9 @@ Groups:
   SettleAfterLimitChange    NativeFSDirectory's searches while the cgroup's limit drops from
                             the high limit to the low one and rises back: per change, the
                             seconds until the rate stays within 25% of that of a directory
-                            opened at the new limit (the search cells' median), and the rate
+                            opened at the new limit next to the cell (the low one just before
+                            it, the high one just after; without those, the search cells'
+                            median), and the rate
                             over the phase's last three seconds as a multiple of it (target
                             >= 0.8x: it settles where a fresh open would be)
 
@@ -227,7 +229,9 @@ def convert(ltm, rows=None):
                    "at the end; p99 %.1f ms over the window's first %d queries (the same for every "\
                    "directory)" % (idx, pct, budget / MIB, cached / MIB, p, n99)
             if len(qps[d]) < full:
-                note += "; %d of %d rounds (far behind at this limit)" % (len(qps[d]), full)
+                note += "; %d of %d rounds%s (far behind at this limit)" % (
+                    len(qps[d]), full, ", a warm-up of at most %g s" % ltm["one_round_warm_seconds"]
+                    if "one_round_warm_seconds" in ltm else "")
             row = "%s, %d%% of the index in memory%s" % (name[d], pct, on)
             base = "%s, %d%% of the index in memory%s" % (name[best], pct, on)
             extra = {"limit_pct": pct, "device": device}
@@ -276,9 +280,16 @@ def convert_settle(c, steady, idx, on, rows):
     phases = ((c["drop_at_s"], c["raise_at_s"], low, high),
               (c["raise_at_s"], len(qps) * width, high, low))
     for start, end, to, frm in phases:
-        target_rate = steady.get((MINE, to))
+        # measured next to the cell where the run did (a drift over the run moves both sides alike)
+        near = c.get("reference_%s_qps" % ("low" if to == low else "high"))
+        target_rate = near or steady.get((MINE, to))
         if not target_rate:
             continue
+        opened = "a directory opened at %d%% %s serves %.0f q/s" % (
+            to, ("just before this cell" if to == low else "just after it") if near else "(the search cells)",
+            target_rate)
+        if near and steady.get((MINE, to)):
+            opened += " (the search cells' median: %.0f)" % steady[(MINE, to)]
         first, last = int(start / width + 0.5), int(end / width)
         series = qps[first:last]
         # the first bucket from which every 1-s average (two buckets) stays within the band
@@ -293,8 +304,7 @@ def convert_settle(c, steady, idx, on, rows):
         name = "NativeDir.Lucene NativeFSDirectory, page cache from %d to %d percent of the index%s" % (
             frm, to, on)
         note = "%s; searches on while the cgroup's limit changes; q/s per %.1f s after the change: "\
-               "%s; a directory opened at %d%% serves %.0f q/s" % (
-                   idx, width, " ".join("%.0f" % q for q in series), to, target_rate)
+               "%s; %s" % (idx, width, " ".join("%.0f" % q for q in series), opened)
         rows.add("SettleAfterLimitChange", name + ": seconds to settle", "s",
                  [settled if settled is not None else (end - start)], higher=False,
                  note=note + ("" if settled is not None else "; never within 25%% in the phase"))
