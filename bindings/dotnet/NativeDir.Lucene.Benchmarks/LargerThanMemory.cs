@@ -417,8 +417,8 @@ namespace NativeDir.Lucene.Benchmarks
         /// fills the cache with what its new reads keep before the window; with one, its cache
         /// could still hold what the mapping had read when the window began. A cache that never
         /// fills (an index that fits) warms for the query set or the whole time.</summary>
-        internal static Drive Warm(IndexSearcher searcher, Query[] queries, Options o, double? seconds = null) =>
-            Search(searcher, queries, o.Threads, 0, queries.Length, seconds ?? o.WarmSeconds,
+        internal static Drive Warm(IndexSearcher searcher, Query[] queries, Options o) =>
+            Search(searcher, queries, o.Threads, 0, queries.Length, o.WarmSeconds,
                 full: o.FullSeconds > 0 ? new CacheFull(o.FullSeconds) : null);
 
         /// <summary>Whether the cgroup's memory has stayed within a few MiB of its limit for a
@@ -477,15 +477,16 @@ namespace NativeDir.Lucene.Benchmarks
             // (none by default: --ltm-tight-kinds)
             internal Kind[] TightKinds = Array.Empty<Kind>();
             internal double TightLimit = 0.10;
-            // Directories far behind the best built-in at every limit run one round, not every
-            // round (the report says so in their rows): MMapDirectory (0.6x SimpleFSDirectory with
-            // the index in memory, a few dozen queries a second below half of it: each fault reads
-            // around the page by the device's read-ahead, evicting what the next queries need) and
-            // NIOFSDirectory (0.7-0.85x SimpleFSDirectory at every limit: a lock per read)
-            internal Kind[] OneRoundKinds = { Kind.MMap, Kind.NIOFS };
-            // and warm up for at most this long (they are shown, not judged; the judged
-            // directories warm for WarmSeconds)
-            internal double OneRoundWarmSeconds = 1.5;
+            // Built-ins that earn their rounds at each limit: the first round runs them in full, the
+            // rounds after it only if they came to FarBehind of the best built-in of that round
+            // there (the rows of the others say so). MMapDirectory falls to a few dozen queries a
+            // second below half of the index on the 8 MiB read-ahead disk (each fault reads around
+            // the page by the device's read-ahead, evicting what the next queries need), and
+            // NIOFSDirectory to 0.4-0.8x SimpleFSDirectory at the tight limits (a lock per read);
+            // where the index fits, NIOFSDirectory has served 0.8-1.3x SimpleFSDirectory's queries
+            // in a round, so there it runs every round and may be the baseline
+            internal Kind[] ScreenedKinds = { Kind.MMap, Kind.NIOFS };
+            internal double FarBehind = 0.8;
             internal int Threads = 4;
             internal double WarmSeconds = 3; // the query set once, or this long: a cold cache fills
             internal double FullSeconds = 2; // or until the cache has been full this long (Warm)
@@ -504,8 +505,8 @@ namespace NativeDir.Lucene.Benchmarks
             // CPU is, not how long a query takes. At one offered rate it ranks the directories'
             // latency at equal load. The rate is below what the slowest built-in judged serves
             // unpaced (SimpleFS at 5% on the 128 KiB read-ahead device, about 400 q/s), so every
-            // directory judged keeps up. Directories that run one round (OneRoundKinds) are never
-            // the best built-in and skip it (0: no paced window).
+            // directory judged keeps up; one far behind (ScreenedKinds) cannot, and its paced
+            // window ends after PacedQueries / PacedRate + 1 s (0: no paced window).
             internal double PacedRate = 250;
             internal int PacedQueries = 400; // 1.6 s: its p99 is the fifth slowest
             internal double[] MergeLimits = { 0.25, 0.10 };
@@ -548,22 +549,49 @@ namespace NativeDir.Lucene.Benchmarks
         internal static Kind[] SearchKinds(Options o, double limit)
             => limit <= o.TightLimit ? o.Kinds.Concat(o.TightKinds.Except(o.Kinds)).ToArray() : o.Kinds;
 
-        /// <summary>Whether directory <paramref name="k"/> runs in round <paramref name="round"/>:
-        /// every round, but those of <see cref="Options.OneRoundKinds"/> only the first.</summary>
-        internal static bool RunsInRound(Kind k, int round, Options o)
-            => round == 0 || !o.OneRoundKinds.Contains(k);
+        /// <summary>Whether directory <paramref name="k"/> runs the merge cells of round
+        /// <paramref name="round"/>: every round, but those of <see cref="Options.ScreenedKinds"/>
+        /// (named only when no other built-in is, <see cref="MergeKinds"/>) only the first.</summary>
+        internal static bool MergesInRound(Kind k, int round, Options o)
+            => round == 0 || !o.ScreenedKinds.Contains(k);
+
+        /// <summary>The search cells' directories at limit <paramref name="li"/> in round
+        /// <paramref name="round"/>: all of them in the first, then all but those found far behind
+        /// there (<see cref="Screen"/>).</summary>
+        internal static Kind[] SearchKindsInRound(Options o, int li, int round, Dictionary<(Kind, int), double> far)
+            => SearchKinds(o, o.Limits[li]).Where(k => round == 0 || !far.ContainsKey((k, li))).ToArray();
+
+        /// <summary>After the first round at limit <paramref name="li"/>: each directory of
+        /// <see cref="Options.ScreenedKinds"/> that served less than <see cref="Options.FarBehind"/>
+        /// of the queries of the best built-in of that round is far behind there and runs no more
+        /// rounds at that limit (its cell records its share).</summary>
+        internal static void Screen(Options o, int li, Dictionary<Kind, Dictionary<string, object>> first,
+            Dictionary<(Kind, int), double> far)
+        {
+            double best = first.Where(e => Builtins.Contains(e.Key)).Select(e => (double)e.Value["qps"]).DefaultIfEmpty(0).Max();
+            foreach (Kind k in o.ScreenedKinds)
+            {
+                if (best <= 0 || !first.TryGetValue(k, out var cell))
+                    continue;
+                double share = (double)cell["qps"] / best;
+                if (share < o.FarBehind)
+                {
+                    far[(k, li)] = share;
+                    cell["far_behind"] = Math.Round(share, 3);
+                }
+            }
+        }
 
         /// <summary>The directories of the merge cells: the run's, but those of
-        /// <see cref="Options.OneRoundKinds"/> only when no built-in that runs every round is
-        /// named, and MMapDirectory only when it is the only built-in named. A directory that runs
-        /// one round is never the baseline, so its merge cell would judge nothing: NIOFSDirectory
-        /// searched 0.6-0.9x SimpleFSDirectory's queries beside a merge at both limits on both
-        /// devices, MMapDirectory about 20 a second (its read-around evicts the cache, see the
-        /// search cells), too few to keep the paced window's offered rate.</summary>
+        /// <see cref="Options.ScreenedKinds"/> only when no other built-in is named, and
+        /// MMapDirectory only when it is the only built-in named. Beside a merge NIOFSDirectory
+        /// searched 0.6-0.9x SimpleFSDirectory's queries at both limits on both devices and
+        /// MMapDirectory about 20 a second (its read-around evicts the cache, see the search
+        /// cells), too few to keep the paced window's offered rate.</summary>
         internal static Kind[] MergeKinds(Options o)
         {
             static bool Builtin(Kind k) => k is Kind.MMap or Kind.NIOFS or Kind.SimpleFS;
-            Kind[] every = o.Kinds.Where(k => !o.OneRoundKinds.Contains(k)).ToArray();
+            Kind[] every = o.Kinds.Where(k => !o.ScreenedKinds.Contains(k)).ToArray();
             if (every.Any(Builtin))
                 return every;
             Kind[] others = o.Kinds.Where(k => k != Kind.MMap).ToArray();
@@ -660,7 +688,7 @@ namespace NativeDir.Lucene.Benchmarks
             using (DirectoryReader reader = DirectoryReader.Open(dir))
             {
                 var searcher = new IndexSearcher(reader);
-                Drive warm = Warm(searcher, queries, o, o.OneRoundKinds.Contains(k) ? o.OneRoundWarmSeconds : null);
+                Drive warm = Warm(searcher, queries, o);
                 warmHits = warm.Queries == queries.Length ? warm.Hits : -1;
                 cell["warm_queries"] = warm.Queries;
                 cell["warm_seconds"] = Math.Round(warm.Seconds, 3);
@@ -674,7 +702,7 @@ namespace NativeDir.Lucene.Benchmarks
                 cell["p99_all_ms"] = cell["p99_ms"];
                 cell["p99_ms"] = Math.Round(Drive.Percentile(d.CommonLatenciesMs, 0.99), 3);
                 cell["p99_queries"] = d.CommonLatenciesMs.Length;
-                if (paced && o.PacedRate > 0 && !o.OneRoundKinds.Contains(k))
+                if (paced && o.PacedRate > 0)
                 {
                     var gp0 = GcTally.Now();
                     Drive pd = Search(searcher, queries, o.Threads, 0, o.PacedQueries, o.PacedQueries / o.PacedRate + 1, o.PacedRate);
@@ -1135,19 +1163,22 @@ namespace NativeDir.Lucene.Benchmarks
                 Search(new IndexSearcher(reader), queries, o.Threads, 0, Math.Min(queries.Length, 64), 5);
             }
             Console.WriteLine($"ltm: compiled ({total.Elapsed.TotalSeconds:F1} s)");
+            var far = new Dictionary<(Kind, int), double>();
             for (int round = 0; round < o.Rounds; round++)
             {
                 for (int li = 0; li < o.Limits.Length; li++)
                 {
                     // the first directory of a limit rotates, so drift hits all alike
-                    Kind[] kinds = SearchKinds(o, o.Limits[li]).Where(k => RunsInRound(k, round, o)).ToArray();
+                    Kind[] kinds = SearchKindsInRound(o, li, round, far);
                     int shift = (round * o.Limits.Length + li) % Math.Max(1, kinds.Length);
+                    var first = new Dictionary<Kind, Dictionary<string, object>>();
                     foreach (Kind k in kinds.Skip(shift).Concat(kinds.Take(shift)))
                     {
                         var cell = SearchCell(k, o.Limits[li], idx, queries, o, out long hits);
                         cell["round"] = round;
                         cell["kind"] = "search";
                         cells.Add(cell);
+                        first[k] = cell;
                         if (hits >= 0)
                         {
                             if (hitsPerKind.Values.Any(h => h != hits))
@@ -1160,10 +1191,16 @@ namespace NativeDir.Lucene.Benchmarks
                             + $"  cached {(long)cell["index_cached_bytes"] >> 20} MiB  (warm {cell["warm_queries"]} in {cell["warm_seconds"]} s;"
                             + $" own {(long)cell["own_bytes"] >> 20} MiB, anon after {(long)cell["cgroup_anon_bytes"] >> 20} MiB)");
                     }
+                    if (round == 0)
+                    {
+                        Screen(o, li, first, far);
+                        foreach (var (k, l) in far.Keys.Where(e => e.Item2 == li))
+                            Console.WriteLine($"  {Label(k)} at {o.Limits[li] * 100:F0}%: {far[(k, l)]:F2}x the best built-in, below {o.FarBehind}x: no more rounds here");
+                    }
                 }
                 if (!o.Merges)
                     continue;
-                Kind[] mkinds = MergeKinds(o).Where(k => RunsInRound(k, round, o)).ToArray();
+                Kind[] mkinds = MergeKinds(o).Where(k => MergesInRound(k, round, o)).ToArray();
                 for (int mi = 0; mi < o.MergeLimits.Length; mi++)
                     for (int mr = 0; mr < o.MergeRounds; mr++)
                     {
@@ -1216,18 +1253,18 @@ namespace NativeDir.Lucene.Benchmarks
                 ["warm_seconds"] = o.WarmSeconds, ["full_seconds"] = o.FullSeconds, ["window_seconds"] = o.WindowSeconds, ["merge_seconds"] = o.MergeSeconds,
                 ["merge_rate"] = o.MergeRate, ["merge_rounds"] = o.MergeRounds,
                 ["merge_limit_pcts"] = o.MergeLimits.Select(l => Math.Round(l * 100)).ToArray(), ["rounds"] = o.Rounds,
-                ["device"] = o.Device, ["one_round_kinds"] = o.OneRoundKinds.Select(k => k.ToString()).ToArray(), ["one_round_warm_seconds"] = o.OneRoundWarmSeconds,
+                ["device"] = o.Device, ["screened_kinds"] = o.ScreenedKinds.Select(k => k.ToString()).ToArray(), ["far_behind_below"] = o.FarBehind,
                 ["seconds"] = Math.Round(total.Elapsed.TotalSeconds, 1), ["cells"] = cells,
             };
             File.WriteAllText(outFile, JsonSerializer.Serialize(doc, new JsonSerializerOptions { WriteIndented = true }) + "\n");
             Console.WriteLine($"ltm: {cells.Count} cells in {total.Elapsed.TotalSeconds:F0} s -> {outFile}");
             if (verify)
-                Check(cells, o);
+                Check(cells, o, far);
             return 0;
         }
 
         /// <summary>--ltm --verify: every cell ran, searched, held to its limit; the merges merged.</summary>
-        private static void Check(List<Dictionary<string, object>> cells, Options o)
+        private static void Check(List<Dictionary<string, object>> cells, Options o, Dictionary<(Kind, int), double> far)
         {
             void Ok(bool ok, string what)
             {
@@ -1235,8 +1272,8 @@ namespace NativeDir.Lucene.Benchmarks
                     throw new InvalidOperationException("ltm verify failed: " + what);
                 Console.WriteLine("ok   " + what);
             }
-            int want = Enumerable.Range(0, o.Rounds).Sum(r => o.Limits.Sum(l => SearchKinds(o, l).Count(k => RunsInRound(k, r, o)))
-                + (o.Merges ? o.MergeLimits.Length * o.MergeRounds * MergeKinds(o).Count(k => RunsInRound(k, r, o)) : 0))
+            int want = Enumerable.Range(0, o.Rounds).Sum(r => Enumerable.Range(0, o.Limits.Length).Sum(li => SearchKindsInRound(o, li, r, far).Length)
+                + (o.Merges ? o.MergeLimits.Length * o.MergeRounds * MergeKinds(o).Count(k => MergesInRound(k, r, o)) : 0))
                 + (o.Settle ? 1 : 0) + (o.Interleave > 0 ? o.Limits.Length : 0);
             Ok(cells.Count == want, $"{cells.Count} cells of {want}");
             foreach (var c in cells)
@@ -1262,8 +1299,12 @@ namespace NativeDir.Lucene.Benchmarks
                 if ((string)c["kind"] is "search" or "merge")
                     Ok(c.TryGetValue("allocated_bytes", out object allocated) && (long)allocated > 0 && (double)c["gc_pause_s"] >= 0,
                         $"{name}: the window's collections tallied ({allocated} bytes allocated, {c.GetValueOrDefault("gc_count")} collections)");
-                if ((string)c["kind"] == "search" && o.PacedRate > 0 && !o.OneRoundKinds.Contains(Enum.Parse<Kind>((string)c["directory"])))
+                if ((string)c["kind"] == "search" && o.PacedRate > 0)
                     Ok((long)c["paced_queries"] > 0 && (double)c["paced_p99_ms"] > 0, $"{name}: {c["paced_queries"]} queries at {c["paced_rate"]} q/s offered");
+                if ((string)c["kind"] == "search" && c.TryGetValue("far_behind", out object share))
+                    Ok((double)share < o.FarBehind && (int)c["round"] == 0
+                        && !cells.Any(x => (string)x["kind"] == "search" && (int)x["round"] > 0 && x["directory"].Equals(c["directory"]) && x["limit_pct"].Equals(c["limit_pct"])),
+                        $"{name}: far behind ({share}x the best built-in), no rounds after the first");
                 if ((string)c["kind"] == "merge")
                 {
                     Ok((long)c["docs_added"] > 0 && (int)c["merges"] > 0, $"{name}: {c["docs_added"]} docs added, {c["merges"]} merge(s)");

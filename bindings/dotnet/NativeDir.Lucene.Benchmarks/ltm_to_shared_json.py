@@ -229,9 +229,10 @@ def convert(ltm, rows=None):
                    "at the end; p99 %.1f ms over the window's first %d queries (the same for every "\
                    "directory)" % (idx, pct, budget / MIB, cached / MIB, p, n99)
             if len(qps[d]) < full:
-                note += "; %d of %d rounds%s (far behind at this limit)" % (
-                    len(qps[d]), full, ", a warm-up of at most %g s" % ltm["one_round_warm_seconds"]
-                    if "one_round_warm_seconds" in ltm else "")
+                shares = [c["far_behind"] for c in at if c["directory"] == d and "far_behind" in c]
+                note += "; %d of %d rounds (far behind at this limit%s)" % (
+                    len(qps[d]), full, ": its first round %.2fx the best built-in's, below %gx" % (
+                        shares[0], ltm.get("far_behind_below", 0)) if shares else "")
             row = "%s, %d%% of the index in memory%s" % (name[d], pct, on)
             base = "%s, %d%% of the index in memory%s" % (name[best], pct, on)
             extra = {"limit_pct": pct, "device": device}

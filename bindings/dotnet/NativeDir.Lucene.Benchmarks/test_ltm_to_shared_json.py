@@ -65,6 +65,8 @@ def made_up():
             for rnd, v in enumerate(vals):
                 extra = {"paced_p99_ms": paced[d], "paced_rate": 250.0, "paced_queries": 500} \
                     if pct == 25 and d in paced else {}
+                if pct == 10 and d == "MMap":
+                    extra = {"far_behind": 0.3}  # its share of the best built-in in the first round
                 cells.append(cell("search", d, pct, rnd, v, 1000.0 / v, **extra))
     # settle: 100% -> 10% at 2 s, back at 10 s; the 10% rate (130) is reached 1 s after the
     # drop, within 25% of the 100% rate (200) 1 s after the rise, held at 0.95 of it
@@ -90,7 +92,7 @@ def made_up():
                               merge_estimated_bytes=340 * MIB))
     return {"index_bytes": 1100 * MIB, "docs": 1800000, "segments": 12, "index_reused": True,
             "build_seconds": 50.0, "threads": 4, "queries": 2000, "window_seconds": 3,
-            "merge_seconds": 8, "seconds": 100, "cells": cells}
+            "merge_seconds": 8, "seconds": 100, "far_behind_below": 0.8, "cells": cells}
 
 
 def on_device(ltm, device):
@@ -208,7 +210,8 @@ def main():
         if r10["baseline"] != at("SimpleFS", 10) or r10["met"] is not True:
             fail("10%%: the one-round MMap was taken as the baseline: %s" % r10)
         m10 = find(rows, "SearchLargerThanMemory", at("MMap", 10))
-        if "1 of 3 rounds" not in m10["note"] or m10["runs"] != 1:
+        if "1 of 3 rounds (far behind at this limit: its first round 0.30x the best built-in's, below 0.8x)" \
+                not in m10["note"] or m10["runs"] != 1:
             fail("10%%: the fewer rounds are not said: %s" % m10)
         dev = find(rows, "SearchLargerThanMemory", at("NativeDir", 25) + " [loop0, read-ahead 128 KiB]")
         if dev["baseline"] != at("MMap", 25) + " [loop0, read-ahead 128 KiB]" or dev["device"] != \
