@@ -176,13 +176,16 @@ static void pause_ms(int ms)
     nanosleep(&t, NULL);
 }
 
-/* The table as the kernel lists it, retried until it is listed (up to 2 s). */
+/* The table as the kernel lists it, retried until it is listed (up to 2 s): the
+ * kernel lists the table only when it can take the ring's lock at once, and on a
+ * loaded machine a thread of the ring may hold it, preempted, for a while; then
+ * the slot lines, or on newer kernels the whole table, are left out. */
 static table_view listed_table(const char *dir)
 {
     table_view v = {-1, 0, 0};
     for (int i = 0; i < 200; i++) {
         v = read_table(dir);
-        if (v.slots <= 0 || v.listed)
+        if (v.slots == 0 || (v.slots > 0 && v.listed))
             return v;
         pause_ms(10);
     }
@@ -474,7 +477,7 @@ static void test_opt_out(void **state)
         return;
     open_all(e, in);
     mixed_reads(e, ring, in, 1000, 4, 1);
-    assert_int_equal(read_table(e->env.dir_path).slots, 0);
+    assert_int_equal(listed_table(e->env.dir_path).slots, 0);
     close_all(in);
     assert_status(ND_OK, nd_close(ring));
 }
