@@ -590,12 +590,11 @@ namespace NativeDir.Lucene.Benchmarks
         /// cells), too few to keep the paced window's offered rate.</summary>
         internal static Kind[] MergeKinds(Options o)
         {
-            static bool Builtin(Kind k) => k is Kind.MMap or Kind.NIOFS or Kind.SimpleFS;
             Kind[] every = o.Kinds.Where(k => !o.ScreenedKinds.Contains(k)).ToArray();
-            if (every.Any(Builtin))
+            if (every.Any(Builtins.Contains))
                 return every;
             Kind[] others = o.Kinds.Where(k => k != Kind.MMap).ToArray();
-            return others.Any(Builtin) ? others : o.Kinds;
+            return others.Any(Builtins.Contains) ? others : o.Kinds;
         }
 
         private static void Release()
